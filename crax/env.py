@@ -1,0 +1,222 @@
+"""The environment interface: the `State` pytree, the `Env` base and its wrappers.
+
+Every env is functional: `reset(key) -> State` and `step(state, action) -> State` are pure and
+traceable, so they compose with `jax.jit`, `jax.vmap` and `jax.lax.scan`. The usual training
+stack is built by :func:`wrap_for_training`::
+
+    AutoReset(Vmap(EpisodeStats(env), num_envs))
+
+`EpisodeStats` accumulates per-env episodic return/cost/length, `Vmap` batches, and `AutoReset`
+swaps finished envs for freshly reset ones (a new layout each episode) while keeping the true
+final observation in ``info["final_obs"]``.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from crax._mjx import mjx
+
+
+@struct.dataclass
+class State:
+    """One step of an environment (a pytree; replace, never mutate).
+
+    Attributes:
+      data: MJX physics state.
+      obs: observation, shape ``(observation_size,)`` (batched: ``(N, observation_size)``).
+      reward: float32 reward of the last step.
+      cost: float32 constraint cost of the last step (sum of the ``metrics["cost/*"]`` terms).
+      done: 1.0 where the episode ended (termination or truncation) at this step.
+      truncation: 1.0 where it ended only because of the time limit (bootstrap from the value).
+      info: task state (goal and hazard positions, step count, rng, wrapper state).
+      metrics: every reward and cost term by name, ``reward/<term>`` and ``cost/<term>``.
+    """
+
+    data: mjx.Data
+    obs: jax.Array
+    reward: jax.Array
+    cost: jax.Array
+    done: jax.Array
+    truncation: jax.Array
+    info: dict[str, Any]
+    metrics: dict[str, jax.Array]
+
+
+class Env(abc.ABC):
+    """Abstract functional environment with a reward and a cost channel."""
+
+    @abc.abstractmethod
+    def reset(self, key: jax.Array) -> State:
+        """Draws a fresh episode (layout, start pose) from ``key``."""
+
+    @abc.abstractmethod
+    def step(self, state: State, action: jax.Array) -> State:
+        """Advances one control step with ``action`` in ``[-1, 1]^action_size``."""
+
+    @property
+    @abc.abstractmethod
+    def action_size(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def episode_length(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def dt(self) -> float: ...
+
+    @functools.cached_property
+    def observation_size(self) -> int:
+        state = jax.eval_shape(self.reset, jax.random.key(0))
+        return int(state.obs.shape[-1])
+
+    @property
+    def unwrapped(self) -> Env:
+        return self
+
+
+class Wrapper(Env):
+    """Delegates everything to the wrapped env; subclasses override what they change."""
+
+    def __init__(self, env: Env):
+        self.env = env
+
+    def reset(self, key: jax.Array) -> State:
+        return self.env.reset(key)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        return self.env.step(state, action)
+
+    @property
+    def action_size(self) -> int:
+        return self.env.action_size
+
+    @property
+    def episode_length(self) -> int:
+        return self.env.episode_length
+
+    @property
+    def dt(self) -> float:
+        return self.env.dt
+
+    @property
+    def unwrapped(self) -> Env:
+        return self.env.unwrapped
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "env":  # not yet set: avoid infinite recursion during unpickling
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
+class EpisodeStats(Wrapper):
+    """Tracks episodic return, cost and length of a single (unbatched) env.
+
+    At the step where an episode ends, ``metrics["episode/return"]``, ``["episode/cost"]`` and
+    ``["episode/length"]`` hold the finished episode's totals and ``metrics["episode/done"]`` is
+    1; elsewhere they are 0. Average with ``sum(x * done) / sum(done)``.
+    """
+
+    _KEYS = ("return", "cost", "length")
+
+    def reset(self, key: jax.Array) -> State:
+        state = self.env.reset(key)
+        zero = jnp.zeros((), jnp.float32)
+        info = {**state.info, "episode": {k: zero for k in self._KEYS}}
+        metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done")}}
+        return state.replace(info=info, metrics=metrics)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        acc = state.info["episode"]
+        state = self.env.step(state, action)
+        total = {
+            "return": acc["return"] + state.reward,
+            "cost": acc["cost"] + state.cost,
+            "length": acc["length"] + 1.0,
+        }
+        done = state.done
+        metrics = {**state.metrics, "episode/done": done}
+        metrics.update({f"episode/{k}": v * done for k, v in total.items()})
+        info = {**state.info, "episode": {k: v * (1.0 - done) for k, v in total.items()}}
+        return state.replace(info=info, metrics=metrics)
+
+
+class Vmap(Wrapper):
+    """Runs ``num_envs`` copies of an env in parallel with ``jax.vmap``.
+
+    ``reset`` takes one key (split into ``num_envs``) or a batch of ``num_envs`` keys.
+    """
+
+    def __init__(self, env: Env, num_envs: int):
+        super().__init__(env)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+
+    def reset(self, key: jax.Array) -> State:
+        keys = key if key.shape == (self.num_envs,) else jax.random.split(key, self.num_envs)
+        return jax.vmap(self.env.reset)(keys)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        expected = (self.num_envs, self.env.action_size)
+        if tuple(action.shape) != expected:
+            raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
+        return jax.vmap(self.env.step)(state, action)
+
+
+def _select(done: jax.Array, new: Any, old: Any) -> Any:
+    def pick(a, b):
+        return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b)
+
+    return jax.tree.map(pick, new, old)
+
+
+class AutoReset(Wrapper):
+    """Resets finished envs of a batched env with a fresh layout drawn from a new key.
+
+    Wraps a :class:`Vmap`-ed env. ``reward``, ``cost``, ``done``, ``truncation`` and ``metrics``
+    of the finishing step are kept; physics, observation and task state are those of the new
+    episode. ``info["final_obs"]`` always holds the observation the step produced, before any
+    reset, for bootstrapping truncated episodes. The reset runs only when some env is done.
+    """
+
+    def reset(self, key: jax.Array) -> State:
+        key, sub = jax.random.split(key)
+        state = self.env.reset(sub)
+        n = state.done.shape[0]
+        info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs}
+        return state.replace(info=info)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        state = self.env.step(state, action)
+        state = state.replace(info={**state.info, "final_obs": state.obs})
+        done = state.done > 0
+
+        def reset_done(state: State) -> State:
+            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"])
+            fresh = self.env.reset(keys[:, 1])
+            inner = {k: v for k, v in state.info.items() if k in fresh.info}
+            info = {
+                **state.info,
+                **_select(done, fresh.info, inner),
+                "autoreset_key": _select(done, keys[:, 0], state.info["autoreset_key"]),
+            }
+            return state.replace(
+                data=_select(done, fresh.data, state.data),
+                obs=_select(done, fresh.obs, state.obs),
+                info=info,
+            )
+
+        return jax.lax.cond(jnp.any(done), reset_done, lambda s: s, state)
+
+
+def wrap_for_training(env: Env, num_envs: int) -> Env:
+    """The standard batched stack: episode statistics, vmap, auto-reset."""
+    return AutoReset(Vmap(EpisodeStats(env), num_envs))

@@ -1,0 +1,3 @@
+"""Constrained PPO learners (being written: see docs/STATUS.md)."""
+
+BUILTIN_LEARNERS: tuple[type, ...] = ()

@@ -1,0 +1,52 @@
+"""Hook specifications of the ``crax`` plugin system.
+
+A plugin is a module (or object) with functions decorated by :data:`hookimpl`. Built-in components
+are registered by :mod:`crax.plugins.builtin` exactly like third-party ones; installed
+distributions are found through their entry points in the group ``crax.plugins``::
+
+    [project.entry-points."crax.plugins"]
+    my_robots = "my_robots.plugin"
+
+Every hook returns a sequence of classes, each with a unique class attribute ``name``.
+Hooks are called with keyword arguments only.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "crax"
+ENTRY_POINT_GROUP = "crax.plugins"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def crax_register_bodies() -> list[type]:
+    """Body classes (subclasses of :class:`crax.bodies.Body`)."""
+
+
+@hookspec
+def crax_register_sensors() -> list[type]:
+    """Sensor classes (subclasses of :class:`crax.sensors.Sensor`)."""
+
+
+@hookspec
+def crax_register_hazards() -> list[type]:
+    """Hazard / prop classes (subclasses of :class:`crax.hazards.Hazard`)."""
+
+
+@hookspec
+def crax_register_constraints() -> list[type]:
+    """Constraint (cost) term classes (subclasses of :class:`crax.hazards.Constraint`)."""
+
+
+@hookspec
+def crax_register_suites() -> list[type]:
+    """Suite classes (subclasses of :class:`crax.suites.Suite`)."""
+
+
+@hookspec
+def crax_register_learners() -> list[type]:
+    """Learner classes (subclasses of :class:`crax.learners.ConstrainedPPO`)."""
