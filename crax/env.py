@@ -220,3 +220,41 @@ class AutoReset(Wrapper):
 def wrap_for_training(env: Env, num_envs: int) -> Env:
     """The standard batched stack: episode statistics, vmap, auto-reset."""
     return AutoReset(Vmap(EpisodeStats(env), num_envs))
+
+
+class SauteBudget(Wrapper):
+    """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
+
+    The remaining budget is kept normalized, ``z = budget / d`` with ``z₀ = 1``, and appended to the
+    observation. Each step ``z ← (z − c/d) / γ_b``; while the updated ``z`` is negative the reward is
+    replaced by ``penalty``. The true reward and cost stay visible to an inner :class:`EpisodeStats`
+    (wrap it inside this wrapper) and the budget is reported in ``metrics["saute/budget"]``.
+    """
+
+    def __init__(self, env: Env, safety_bound: float = 25.0, discount: float = 0.99, penalty: float = -1.0):
+        super().__init__(env)
+        if not safety_bound > 0:
+            raise ValueError(f"SauteBudget needs a positive safety_bound, got {safety_bound!r}")
+        if not 0.0 < discount <= 1.0:
+            raise ValueError(f"SauteBudget discount must lie in (0, 1], got {discount!r}")
+        self.safety_bound = float(safety_bound)
+        self.discount = float(discount)
+        self.penalty = float(penalty)
+
+    def _augment(self, state: State, z: jax.Array) -> State:
+        obs = jnp.concatenate([state.obs, z[..., None].astype(state.obs.dtype)], axis=-1)
+        return state.replace(
+            obs=obs,
+            info={**state.info, "saute_budget": z},
+            metrics={**state.metrics, "saute/budget": z},
+        )
+
+    def reset(self, key: jax.Array) -> State:
+        return self._augment(self.env.reset(key), jnp.ones((), jnp.float32))
+
+    def step(self, state: State, action: jax.Array) -> State:
+        z = state.info["saute_budget"]
+        state = self.env.step(state.replace(obs=state.obs[..., :-1]), action)
+        z = (z - state.cost / self.safety_bound) / self.discount
+        state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
+        return self._augment(state, z)

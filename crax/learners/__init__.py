@@ -1,3 +1,49 @@
-"""Constrained PPO learners (being written: see docs/STATUS.md)."""
+"""Constrained PPO learners: one loop (:class:`ConstrainedPPO` + :class:`Trainer`), small hook overrides."""
 
-BUILTIN_LEARNERS: tuple[type, ...] = ()
+from crax.learners.base import (
+    ConstrainedPPO,
+    Multiplier,
+    PolicyBatch,
+    PPOConfig,
+    Trainer,
+    TrainState,
+    clipped_surrogate,
+    gae,
+)
+from crax.learners.crpo import CRPO
+from crax.learners.focops import FOCOPS, FOCOPSConfig
+from crax.learners.p3o import P3O, P3OConfig
+from crax.learners.ppo import PPO
+from crax.learners.ppo_cost import PPOCost, PPOCostConfig
+from crax.learners.ppo_lag import PPOLag, PPOLagConfig
+from crax.learners.ppo_pid import PPOPID, PPOPIDConfig
+from crax.learners.ppo_saute import PPOSaute, PPOSauteConfig
+
+BUILTIN_LEARNERS: tuple[type[ConstrainedPPO], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO)
+"""The learners registered by crax's built-in plugin."""
+
+__all__ = [
+    "BUILTIN_LEARNERS",
+    "CRPO",
+    "FOCOPS",
+    "P3O",
+    "PPO",
+    "PPOCost",
+    "PPOLag",
+    "PPOPID",
+    "PPOSaute",
+    "ConstrainedPPO",
+    "FOCOPSConfig",
+    "Multiplier",
+    "P3OConfig",
+    "PPOConfig",
+    "PPOCostConfig",
+    "PPOLagConfig",
+    "PPOPIDConfig",
+    "PPOSauteConfig",
+    "PolicyBatch",
+    "TrainState",
+    "Trainer",
+    "clipped_surrogate",
+    "gae",
+]

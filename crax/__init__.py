@@ -1,0 +1,31 @@
+"""crax: safe reinforcement learning on MuJoCo MJX.
+
+    import crax
+    env = crax.make("PointGoal1")
+    state = env.reset(jax.random.key(0))
+    state = env.step(state, action)   # state.reward, state.cost, state.done, ...
+"""
+
+import os as _os
+
+# Expose every CPU core as an XLA host device so that batched envs can be sharded across cores.
+# Takes effect if JAX has not initialized its backends yet (importing jax first is fine); harmless
+# on GPU machines. Opt out with CRAX_HOST_DEVICES=1 (or set the XLA flag yourself).
+_n = _os.environ.get("CRAX_HOST_DEVICES", str(_os.cpu_count() or 1))
+_flags = _os.environ.get("XLA_FLAGS", "")
+if "xla_force_host_platform_device_count" not in _flags and _n != "1":
+    _os.environ["XLA_FLAGS"] = f"{_flags} --xla_force_host_platform_device_count={_n}".strip()
+
+from crax.env import Env, State, wrap_for_training  # noqa: E402
+from crax.make import env_ids, make, parse_id  # noqa: E402
+from crax.plugins import hookimpl, registry  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = ["Env", "State", "__version__", "env_ids", "hookimpl", "make", "names", "parse_id", "registry", "wrap_for_training"]
+
+
+def names() -> dict[str, list[str]]:
+    """Registered component names by kind (bodies, sensors, hazards, constraints, suites, learners)."""
+    reg = registry()
+    return {kind: sorted(reg.table(kind)) for kind in ("bodies", "suites", "sensors", "hazards", "constraints", "learners")}

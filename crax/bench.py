@@ -1,0 +1,93 @@
+"""Throughput of an env against the bare physics of its model (``crax bench``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+
+from crax._mjx import mjx
+from crax.env import wrap_for_training
+from crax.sharding import batch_sharding, shard_batch
+from crax.suites.base import TaskEnv
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchRow:
+    """One line of the bench table."""
+
+    num_envs: int
+    compile_s: float
+    env_steps_per_s: float
+    physics_steps_per_s: float
+
+    @property
+    def ratio(self) -> float:
+        """Cost of an env step relative to the bare physics (mjx.step × frame skip)."""
+        return self.physics_steps_per_s / self.env_steps_per_s
+
+
+def _time(fn, state, key, repeats: int) -> tuple[float, float]:
+    """(compile seconds, best seconds per call)."""
+    t = time.perf_counter()
+    compiled = jax.jit(fn).lower(state, key).compile()
+    compile_s = time.perf_counter() - t
+    jax.block_until_ready(compiled(state, key))  # warm-up
+    best = float("inf")
+    for i in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(compiled(state, jax.random.fold_in(key, i)))
+        best = min(best, time.perf_counter() - t)
+    return compile_s, best
+
+
+def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
+    """Measures random-action env steps/s (auto-reset included) and bare physics steps/s."""
+    steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
+    venv = wrap_for_training(env, num_envs)
+    sharding = batch_sharding(num_envs)
+    shape = (num_envs, env.action_size)
+
+    def actions(k):
+        a = jax.random.uniform(k, shape, minval=-1.0, maxval=1.0)
+        return a if sharding is None else jax.lax.with_sharding_constraint(a, sharding)
+
+    def env_rollout(state, key):
+        def body(s, k):
+            return venv.step(s, actions(k)), None
+
+        return jax.lax.scan(body, state, jax.random.split(key, steps))[0]
+
+    model, skip = env.mjx_model, env.body.frame_skip
+
+    def physics_rollout(data, key):
+        def body(d, k):
+            d = d.replace(ctrl=jax.vmap(env.body.ctrl)(actions(k)))
+            d = jax.lax.scan(lambda d, _: (jax.vmap(mjx.step, (None, 0))(model, d), None), d, None, skip)[0]
+            return d, None
+
+        return jax.lax.scan(body, data, jax.random.split(key, steps))[0]
+
+    key = jax.random.key(0)
+    state = shard_batch(jax.jit(venv.reset)(key), num_envs)
+    compile_s, env_s = _time(env_rollout, state, key, repeats)
+    _, phys_s = _time(physics_rollout, state.data, key, repeats)
+    n = num_envs * steps
+    return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
+
+
+def format_table(env_id: str, rows: list[BenchRow]) -> str:
+    devices = jax.devices()
+    lines = [
+        f"{env_id} on {len(devices)} {devices[0].platform} device(s), random actions, auto-reset included",
+        f"{'num_envs':>9} {'compile s':>10} {'env steps/s':>13} {'physics steps/s':>16} {'env/physics cost':>17}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.num_envs:>9} {r.compile_s:>10.1f} {r.env_steps_per_s:>13,.0f} {r.physics_steps_per_s:>16,.0f} {r.ratio:>16.2f}x"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["BenchRow", "bench", "format_table"]

@@ -1,0 +1,135 @@
+"""The `Body` component: a robot's MJCF, its action scaling, own observation and health rule."""
+
+from __future__ import annotations
+
+import importlib.resources
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import mujoco
+from flax import nnx
+
+from crax._mjx import mjx
+from crax.scene import Category, collide_as
+
+NAVIGATION = "navigation"
+"""Kind of bodies that move on the plane and can be placed at any (x, y, yaw): Goal, Button, ..."""
+LOCOMOTION = "locomotion"
+"""Kind of bodies with a locomotion reward (forward velocity, healthy bonus): Velocity."""
+PLANAR = "planar"
+"""Kind of bodies constrained to the x-z plane (HalfCheetah, Walker2d, Hopper): forward is +x."""
+
+
+class Body(nnx.Module):
+    """A robot: its MJCF fragment plus what only the robot knows.
+
+    Subclasses set the class attributes and implement :meth:`observe`; the scene attaches the MJCF
+    under the prefix ``agent/`` and calls :meth:`bind` with the compiled model.
+
+    Class attributes:
+      name: registry name, used in env ids (``Point`` in ``PointGoal1``).
+      kinds: which suites accept it (:data:`NAVIGATION`, :data:`LOCOMOTION`, :data:`PLANAR`).
+      asset: MJCF file name under ``crax/bodies/assets`` (or override :meth:`mjcf`).
+      timestep, frame_skip: physics step and substeps per control step.
+      solver_iterations, ls_iterations: constraint-solver budget; small bodies need little.
+      reset_noise: half-width of the uniform noise on joint positions and velocities at reset.
+      healthy_z: torso height range outside which the episode terminates (None: never).
+      healthy_reward, ctrl_cost: locomotion reward terms (see SPEC section 3, Velocity).
+      velocity_threshold: base speed limit τ of the Velocity suite (None: not measured yet).
+      floor_contact: whether its geoms collide with the floor.
+    """
+
+    name: ClassVar[str]
+    kinds: ClassVar[frozenset[str]] = frozenset()
+    asset: ClassVar[str]
+    timestep: ClassVar[float] = 0.01
+    frame_skip: ClassVar[int] = 5
+    solver_iterations: ClassVar[int] = 4
+    ls_iterations: ClassVar[int] = 8
+    reset_noise: ClassVar[float] = 0.1
+    healthy_z: ClassVar[tuple[float, float] | None] = None
+    healthy_reward: ClassVar[float] = 0.0
+    ctrl_cost: ClassVar[float] = 0.0
+    velocity_threshold: ClassVar[float | None] = None
+    floor_contact: ClassVar[bool] = True
+
+    prefix: str = "agent/"
+
+    def mjcf(self) -> mujoco.MjSpec:
+        """The body's MJCF as a fresh spec; collidable geoms get the agent's collision category."""
+        path = importlib.resources.files("crax.bodies").joinpath("assets", self.asset)
+        spec = mujoco.MjSpec.from_string(path.read_text())
+        category = Category.AGENT if self.floor_contact else Category.AGENT_FLOATING
+        for geom in spec.geoms:
+            if geom.contype or geom.conaffinity:
+                collide_as(geom, category)
+        return spec
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        """Resolves names to static ids in the compiled scene model."""
+        torso = m.body(self.prefix + "torso")
+        self.torso_id = int(torso.id)
+        joints = [j for j in range(m.njnt) if m.body(int(m.jnt_bodyid[j])).name.startswith(self.prefix)]
+        self.qpos_adr = (int(m.jnt_qposadr[joints[0]]), int(m.jnt_qposadr[joints[-1]]) + _qpos_width(m, joints[-1]))
+        self.qvel_adr = (int(m.jnt_dofadr[joints[0]]), int(m.jnt_dofadr[joints[-1]]) + _dof_width(m, joints[-1]))
+        self.ctrl_range = tuple(map(tuple, m.actuator_ctrlrange.tolist()))
+        self.qpos0 = tuple(m.qpos0[slice(*self.qpos_adr)].tolist())
+
+    @property
+    def action_size(self) -> int:
+        return len(self.ctrl_range)
+
+    def qpos(self, data: mjx.Data) -> jax.Array:
+        return data.qpos[slice(*self.qpos_adr)]
+
+    def qvel(self, data: mjx.Data) -> jax.Array:
+        return data.qvel[slice(*self.qvel_adr)]
+
+    def ctrl(self, action: jax.Array) -> jax.Array:
+        """Maps an action in [-1, 1]^n to the actuators' control ranges."""
+        lo, hi = jnp.asarray(self.ctrl_range, jnp.float32).T
+        a = jnp.clip(action, -1.0, 1.0)
+        return lo + (a + 1.0) * 0.5 * (hi - lo)
+
+    def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Joint positions and velocities at reset: the model's default pose plus uniform noise."""
+        kp, kv = jax.random.split(key)
+        nq = self.qpos_adr[1] - self.qpos_adr[0]
+        nv = self.qvel_adr[1] - self.qvel_adr[0]
+        n = self.reset_noise
+        qpos = jnp.asarray(self.qpos0, jnp.float32) + jax.random.uniform(kp, (nq,), minval=-n, maxval=n)
+        qvel = jax.random.uniform(kv, (nv,), minval=-n, maxval=n)
+        return qpos, qvel
+
+    def place(self, qpos: jax.Array, xy: jax.Array, yaw: jax.Array) -> jax.Array:
+        """Puts a navigation body at ``xy`` facing ``yaw`` (navigation bodies implement this)."""
+        raise NotImplementedError(f"body {self.name!r} is not a navigation body")
+
+    def position(self, data: mjx.Data) -> jax.Array:
+        """Torso position in the world frame, shape (3,)."""
+        return data.xpos[self.torso_id]
+
+    def yaw(self, data: mjx.Data) -> jax.Array:
+        """Heading of the torso about the world z axis."""
+        xmat = data.xmat[self.torso_id]
+        return jnp.arctan2(xmat[1, 0], xmat[0, 0])
+
+    def observe(self, data: mjx.Data) -> jax.Array:
+        """The body's own observation (SPEC section 2)."""
+        raise NotImplementedError
+
+    def healthy(self, data: mjx.Data) -> jax.Array:
+        """False when the episode must terminate."""
+        if self.healthy_z is None:
+            return jnp.array(True)
+        z = self.position(data)[2]
+        return (z >= self.healthy_z[0]) & (z <= self.healthy_z[1])
+
+
+def _qpos_width(m: mujoco.MjModel, j: int) -> int:
+    return {0: 7, 1: 4}.get(int(m.jnt_type[j]), 1)
+
+
+def _dof_width(m: mujoco.MjModel, j: int) -> int:
+    return {0: 6, 1: 3}.get(int(m.jnt_type[j]), 1)

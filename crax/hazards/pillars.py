@@ -1,0 +1,50 @@
+"""Collidable hazards that block motion: cylinder and cube pillars (contact-cost hazards)."""
+
+from __future__ import annotations
+
+import mujoco
+
+from crax.hazards.base import Placeable
+
+
+class CylinderPillars(Placeable):
+    """Solid cylinders of ``radius`` and ``height`` standing on the floor."""
+
+    name = "CylinderPillars"
+    collidable = True
+    rgba = (0.5, 0.5, 1.0, 1.0)
+
+    def __init__(self, count: int, radius: float, height: float, *, keepout: float | None = None):
+        self.count = count
+        self.radius = radius
+        self.height = height
+        self.keepout = radius + 0.1 if keepout is None else keepout
+        self.z = height / 2
+
+    def geom(self) -> dict:
+        return {"type": mujoco.mjtGeom.mjGEOM_CYLINDER, "size": [self.radius, self.height / 2, 0]}
+
+    def ray_proxy(self) -> dict:
+        return {
+            "type": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
+            "size": [self.radius, self.radius, self.height / 2],
+            "pos": [0.0, 0.0, 0.005 - self.height / 2],
+        }
+
+
+class CubePillars(Placeable):
+    """Solid axis-aligned boxes of half-size ``half`` and ``height`` standing on the floor."""
+
+    name = "CubePillars"
+    collidable = True
+    rgba = (0.5, 0.5, 1.0, 1.0)
+
+    def __init__(self, count: int, half: float, height: float, *, keepout: float | None = None):
+        self.count = count
+        self.half = half
+        self.height = height
+        self.keepout = half * 2**0.5 + 0.1 if keepout is None else keepout
+        self.z = height / 2
+
+    def geom(self) -> dict:
+        return {"type": mujoco.mjtGeom.mjGEOM_BOX, "size": [self.half, self.half, self.height / 2]}

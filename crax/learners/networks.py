@@ -1,0 +1,97 @@
+"""Networks shared by every learner: MLPs, the tanh-squashed Gaussian actor, observation normalizer."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class NormalizerStat(nnx.Variable):
+    """Running observation statistics (not trained by the optimizer)."""
+
+
+class MLP(nnx.Module):
+    """Fully connected network with swish activations between layers (none after the last)."""
+
+    def __init__(self, din: int, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, final_scale: float = 1.0):
+        sizes = (din, *hidden, dout)
+        layers = [nnx.Linear(a, b, rngs=rngs) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+        if final_scale != 1.0:
+            last = layers[-1]
+            last.kernel[...] = last.kernel[...] * final_scale
+        self.layers = nnx.List(layers)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for layer in self.layers[:-1]:
+            x = nnx.swish(layer(x))
+        return self.layers[-1](x)
+
+
+class Normalizer(nnx.Module):
+    """Running mean / variance of observations, merged batch-wise (Chan et al.'s parallel update).
+
+    ``__call__`` standardizes and clips to ``±clip``; ``update`` folds in a batch of any leading
+    shape. Variance is kept directly (not a sum of squares) so float32 stays accurate over 1e8+ steps.
+    """
+
+    def __init__(self, size: int, *, clip: float = 10.0, eps: float = 1e-6):
+        self.count = NormalizerStat(jnp.zeros((), jnp.float32))
+        self.mean = NormalizerStat(jnp.zeros((size,), jnp.float32))
+        self.var = NormalizerStat(jnp.ones((size,), jnp.float32))
+        self.clip = clip
+        self.eps = eps
+
+    def update(self, x: jax.Array) -> None:
+        x = x.reshape(-1, x.shape[-1])
+        m = jnp.asarray(x.shape[0], jnp.float32)
+        b_mean = x.mean(0)
+        b_var = x.var(0)
+        n = self.count[...]
+        total = n + m
+        delta = b_mean - self.mean[...]
+        self.mean[...] = self.mean[...] + delta * m / total
+        self.var[...] = (n * self.var[...] + m * b_var + delta**2 * n * m / total) / total
+        self.count[...] = total
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        z = (x - self.mean[...]) / jnp.sqrt(self.var[...] + self.eps)
+        return jnp.clip(z, -self.clip, self.clip)
+
+
+class TanhGaussianActor(nnx.Module):
+    """Gaussian over pre-squash actions ``u``; the env receives ``tanh(u)`` in ``[-1, 1]``.
+
+    The MLP outputs a location and a raw scale per action dim; ``scale = softplus(raw) + min_std``.
+    Log-probabilities and KLs are those of ``u``: the tanh Jacobian is the same for the old and the new
+    policy at a stored ``u``, so it cancels in every probability ratio and KL.
+    """
+
+    def __init__(self, obs_size: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs, min_std: float = 1e-3):
+        self.net = MLP(obs_size, hidden, 2 * action_size, rngs=rngs, final_scale=0.01)
+        self.min_std = min_std
+
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        loc, raw = jnp.split(self.net(obs), 2, axis=-1)
+        # softplus(raw + 0.5413) == 1 at raw == 0: the initial policy has unit std.
+        return loc, jax.nn.softplus(raw + 0.5413) + self.min_std
+
+
+def gaussian_log_prob(u: jax.Array, loc: jax.Array, scale: jax.Array) -> jax.Array:
+    """Log-density of a diagonal Gaussian, summed over the last axis."""
+    z = (u - loc) / scale
+    return jnp.sum(-0.5 * z**2 - jnp.log(scale) - 0.5 * math.log(2 * math.pi), axis=-1)
+
+
+def gaussian_entropy(scale: jax.Array) -> jax.Array:
+    """Entropy of a diagonal Gaussian, summed over the last axis."""
+    return jnp.sum(jnp.log(scale) + 0.5 * (1.0 + math.log(2 * math.pi)), axis=-1)
+
+
+def gaussian_kl(loc_p: jax.Array, scale_p: jax.Array, loc_q: jax.Array, scale_q: jax.Array) -> jax.Array:
+    """KL(p ‖ q) of diagonal Gaussians, summed over the last axis (equals the KL of the tanh-squashed ones)."""
+    var_ratio = (scale_p / scale_q) ** 2
+    t = ((loc_p - loc_q) / scale_q) ** 2
+    return jnp.sum(0.5 * (var_ratio + t - 1.0 - jnp.log(var_ratio)), axis=-1)

@@ -1,0 +1,28 @@
+"""PPO-Cost: PPO on the penalized reward r − w·c with a fixed weight w."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+
+from crax.learners.base import ConstrainedPPO, PPOConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOCostConfig(PPOConfig):
+    """PPO-Cost hyperparameters: the shared PPO fields plus the cost weight."""
+
+    cost_weight: float = 1.0
+    """Fixed weight w of the cost subtracted from the reward: PPO optimizes r − w·c."""
+
+
+class PPOCost(ConstrainedPPO):
+    """PPO on ``r − w·c`` (the penalty enters through the training reward, not the advantage)."""
+
+    name: ClassVar[str] = "ppo-cost"
+    Config: ClassVar[type[PPOConfig]] = PPOCostConfig
+
+    def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
+        return reward - self.config.cost_weight * cost

@@ -1,0 +1,135 @@
+"""Run logging: TensorBoard event files (tensorboard's own writer, no TensorFlow or torch), a
+``metrics.jsonl`` record, and a rich console progress bar.
+
+Each seed writes to its own TensorBoard folder ``<run>/tb/seed_<i>`` so the seeds of one run show
+as separate curves. Resuming writes a ``SessionLog.START`` event at the resume step, which tells
+TensorBoard to drop events past that step from the interrupted session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class EventWriter:
+    """Scalar TensorBoard writer for one folder."""
+
+    def __init__(self, logdir: str | os.PathLike):
+        Path(logdir).mkdir(parents=True, exist_ok=True)
+        self._writer = EventFileWriter(str(logdir), flush_secs=30)
+
+    def scalars(self, step: int, values: Mapping[str, float]) -> None:
+        summary = summary_pb2.Summary(
+            value=[summary_pb2.Summary.Value(tag=tag, simple_value=float(v)) for tag, v in values.items()
+                   if math.isfinite(float(v))]
+        )
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary))
+
+    def session_start(self, step: int) -> None:
+        log = event_pb2.SessionLog(status=event_pb2.SessionLog.START)
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=int(step), session_log=log))
+
+    def flush(self) -> None:
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class RunLogger:
+    """Per-seed TensorBoard writers plus one JSON-lines record of every logged scalar.
+
+    ``resume_step`` (when resuming) truncates ``metrics.jsonl`` to the records at or before that
+    step, so the record matches the checkpoint the run continues from.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike, num_seeds: int, resume_step: int | None = None):
+        self.run_dir = Path(run_dir)
+        self.writers = [EventWriter(self.run_dir / "tb" / f"seed_{i}") for i in range(num_seeds)]
+        path = self.run_dir / METRICS_FILE
+        if resume_step is not None:
+            kept = [line for line in read_metrics(path) if line["step"] <= resume_step]
+            _atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
+            for w in self.writers:
+                w.session_start(resume_step)
+        self._jsonl = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def log(self, step: int, per_seed: list[Mapping[str, float]]) -> None:
+        for seed, (writer, values) in enumerate(zip(self.writers, per_seed, strict=True)):
+            clean = {k: float(v) for k, v in values.items() if math.isfinite(float(v))}
+            writer.scalars(step, clean)
+            self._jsonl.write(json.dumps({"step": int(step), "seed": seed, **clean}) + "\n")
+
+    def flush(self) -> None:
+        for w in self.writers:
+            w.flush()
+        self._jsonl.flush()
+
+    def close(self) -> None:
+        for w in self.writers:
+            w.close()
+        self._jsonl.close()
+
+
+def read_metrics(path: str | os.PathLike) -> list[dict]:
+    """The records of a ``metrics.jsonl`` (a torn last line from a crash is skipped)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / METRICS_FILE
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class Progress:
+    """Console progress over environment steps with steps/s, return and cost (rich; silent if disabled)."""
+
+    def __init__(self, total_steps: int, start_step: int = 0, enabled: bool | None = None, description: str = "train"):
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.enabled = enabled
+        self._bar = None
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:>9} steps/s  R {task.fields[ret]:>8}  C {task.fields[cost]:>8}"),
+                TimeRemainingColumn(), transient=False,
+            )
+            self._task = self._bar.add_task(description, total=total_steps, completed=start_step,
+                                            rate="-", ret="-", cost="-")
+            self._bar.start()
+
+    def update(self, step: int, steps_per_second: float, ret: float, cost: float) -> None:
+        if self._bar is not None:
+            fmt = lambda x: f"{x:.2f}" if math.isfinite(x) else "-"  # noqa: E731
+            self._bar.update(self._task, completed=step, rate=f"{steps_per_second:,.0f}", ret=fmt(ret), cost=fmt(cost))
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

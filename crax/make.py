@@ -1,0 +1,75 @@
+"""``crax.make``: env ids ``{Body}{Suite}{Level}`` resolved through the plugin registry."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+from crax.plugins.manager import registry
+from crax.suites.base import Suite, TaskEnv
+
+ENV_PARAMETERS = ("episode_length",)
+
+
+def supports(suite: type[Suite], body: type) -> bool:
+    """Whether ``suite`` accepts ``body`` (the body's kinds include everything the suite requires)."""
+    return suite.requires <= body.kinds and (suite.default_body is None or suite.default_body == body.name)
+
+
+def env_ids() -> list[str]:
+    """Every valid env id for the registered bodies and suites."""
+    reg = registry()
+    out = []
+    for suite in reg.suites.values():
+        for body in reg.bodies.values():
+            if supports(suite, body):
+                stem = suite.name if suite.default_body == body.name else body.name + suite.name
+                out.extend(f"{stem}{level}" for level in suite.levels)
+    return out
+
+
+def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
+    """Splits an id into (body class, suite class, level); raises ValueError naming valid choices."""
+    reg = registry()
+    match = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*?)(\d+)", env_id) if isinstance(env_id, str) else None
+    if match is None:
+        raise ValueError(f"env id {env_id!r} is not of the form {{Body}}{{Suite}}{{Level}}, e.g. PointGoal1; valid ids: {', '.join(env_ids())}")
+    stem, level = match.group(1), int(match.group(2))
+    candidates = [s for s in reg.suites if stem.endswith(s)]
+    if not candidates:
+        raise ValueError(f"env id {env_id!r} names no known suite; valid suites: {', '.join(sorted(reg.suites))}")
+    suite_name = max(candidates, key=len)
+    suite = reg.suites[suite_name]
+    body_name = stem[: -len(suite_name)] or suite.default_body
+    if body_name is None:
+        raise ValueError(f"env id {env_id!r} names no body; valid bodies: {', '.join(sorted(reg.bodies))}")
+    body = reg.get("bodies", body_name)
+    if not supports(suite, body):
+        valid = sorted(b for b, cls in reg.bodies.items() if supports(suite, cls))
+        raise ValueError(f"body {body_name!r} does not support suite {suite_name!r}; bodies for {suite_name}: {', '.join(valid)}")
+    if level not in suite.levels:
+        raise ValueError(f"level {level} is not a level of {suite_name}; valid levels: {', '.join(map(str, suite.levels))}")
+    return body, suite, level
+
+
+def parameters(suite: type[Suite]) -> list[str]:
+    """Names ``crax.make`` accepts as overrides for ``suite``."""
+    sig = inspect.signature(suite.__init__)
+    own = [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return [*own, *ENV_PARAMETERS]
+
+
+def make(env_id: str, **overrides) -> TaskEnv:
+    """Builds the env ``env_id`` (e.g. ``PointGoal1``); keyword arguments override suite parameters.
+
+    Raises:
+      ValueError: unknown id, body, suite, level or parameter (the message lists valid choices).
+    """
+    body_cls, suite_cls, level = parse_id(env_id)
+    valid = parameters(suite_cls)
+    unknown = sorted(set(overrides) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {env_id}; valid parameters: {', '.join(valid)}")
+    env_kwargs = {k: overrides.pop(k) for k in ENV_PARAMETERS if k in overrides}
+    suite = suite_cls(body_cls(), level, **overrides)
+    return TaskEnv(suite, **env_kwargs)

@@ -1,0 +1,421 @@
+"""Training and evaluation runs: the programmatic API and the ``crax train`` / ``crax eval`` commands.
+
+Programmatic use (e.g. from a notebook)::
+
+    from crax import runner
+    from crax.learners import PPOLag
+    result = runner.train("ppo-lag", PPOLag.Config(total_steps=2_000_000), "PointGoal1")
+    result.final            # per seed: final evaluation return, cost and whether it is safe
+    runner.evaluate(result.run_dir, episodes=64)
+
+Command line (``crax.cli`` calls :func:`train_main` / :func:`eval_main` with the arguments after the
+sub-command)::
+
+    crax train ppo-lag --env PointGoal1 --total-steps 2e6 --num-seeds 3
+    crax train --resume runs/PointGoal1-ppo-lag-20250101-120000
+    crax eval runs/PointGoal1-ppo-lag-20250101-120000 --episodes 64
+
+``--env`` takes a registered id (``crax.make``) or an import path ``package.module:EnvClass`` of any
+:class:`crax.env.Env` subclass constructible from keyword arguments.
+
+The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
+reports progress; everything per step runs inside :class:`crax.learners.Trainer`'s jitted call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, Union
+
+import jax
+import numpy as np
+import tyro
+
+from crax import checkpoint as ckpt
+from crax.env import Env
+from crax.learners.base import ConstrainedPPO, PPOConfig, Trainer
+from crax.logging import Progress, RunLogger, read_metrics
+
+RESULTS_FILE = "results.json"
+
+
+# ---- learners and envs ----------------------------------------------------------------------------
+
+
+def learners() -> dict[str, type[ConstrainedPPO]]:
+    """Every registered learner (built-in and from installed plugins), by name."""
+    from crax.plugins import registry
+
+    return dict(registry().learners)
+
+
+def get_learner(learner: str | type[ConstrainedPPO]) -> type[ConstrainedPPO]:
+    """A learner class from its registered name (ValueError listing the valid names) or the class itself."""
+    if isinstance(learner, type):
+        if not issubclass(learner, ConstrainedPPO):
+            raise ValueError(f"{learner.__qualname__} is not a ConstrainedPPO learner")
+        return learner
+    from crax.plugins import registry
+
+    return registry().get("learners", learner)
+
+
+def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Env:
+    """``crax.make(env_id, **env_kwargs)``, or ``EnvClass(**env_kwargs)`` for ``module:EnvClass`` ids."""
+    env_kwargs = dict(env_kwargs or {})
+    if ":" in env_id:
+        module_name, _, attr = env_id.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
+        if not (isinstance(cls, type) and issubclass(cls, Env)):
+            raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
+        return cls(**env_kwargs)
+    import crax
+
+    return crax.make(env_id, **env_kwargs)
+
+
+def _env_label(env: str | Env) -> str:
+    if isinstance(env, str):
+        return env
+    return f"{type(env).__module__}:{type(env).__qualname__}"
+
+
+# ---- training -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What a training run produced.
+
+    Attributes:
+      run_dir: the run folder.
+      learner: learner name.
+      env: env id (or ``module:Class``).
+      config: the resolved learner config.
+      env_steps: environment steps trained, per seed.
+      final: per seed, ``{"return", "cost", "length", "safe"}`` of the last evaluation (or, with
+        ``num_evals == 0``, of the last training episodes).
+      evals: every evaluation: ``{"step", "return": [per seed], "cost": [...], "length": [...]}``.
+      history: every logged record of ``metrics.jsonl`` (``step``, ``seed`` and scalars).
+      trainer, state: the compiled trainer and final :class:`crax.learners.TrainState`
+        (``trainer.learner(state, seed)`` gives a seed's NNX module).
+    """
+
+    run_dir: Path
+    learner: str
+    env: str
+    config: PPOConfig
+    env_steps: int
+    final: list[dict[str, Any]]
+    evals: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    trainer: Trainer
+    state: Any
+
+
+def _eval_iterations(total: int, num_evals: int) -> set[int]:
+    return {max(1, round(total * (k + 1) / num_evals)) for k in range(num_evals)} if num_evals else set()
+
+
+def train(
+    learner: str | type[ConstrainedPPO] | None,
+    config: PPOConfig | None = None,
+    env: str | Env = "PointGoal1",
+    *,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    runs_root: str | Path = "runs",
+    env_kwargs: dict[str, Any] | None = None,
+    progress: bool | None = None,
+) -> TrainResult:
+    """Trains ``config.num_seeds`` seeds of a learner on an env, writing a run folder.
+
+    Args:
+      learner: registered name (``"ppo-lag"``) or learner class (None on resume: the stored one).
+      config: the learner's ``Config``; default: its defaults. On resume, default: the stored config
+        (pass one to change e.g. ``total_steps``; it must have the same learner config class).
+      env: env id for :func:`make_env`, or an :class:`Env` instance (then resuming needs it again).
+      run_dir: the run folder; default ``<runs_root>/<env>-<learner>-<timestamp>``.
+      resume: continue the run in ``run_dir`` from its latest checkpoint (learner, env and config are
+        read from its ``config.json`` unless given).
+      env_kwargs: keyword overrides for ``crax.make``.
+      progress: show a progress bar; default: when stderr is a terminal.
+    """
+    if resume:
+        if run_dir is None:
+            raise ValueError("resume=True needs run_dir, the folder of the run to continue")
+        record = ckpt.read_config(run_dir)
+        cls = get_learner(learner if learner is not None else record["learner"])
+        if cls.name != record["learner"]:
+            raise ValueError(f"run {str(run_dir)!r} trained learner {record['learner']!r}, not {cls.name!r}")
+        config = config if config is not None else ckpt.config_from_dict(cls.Config, record["config"])
+        env_kwargs = record["env_kwargs"] if env_kwargs is None else env_kwargs
+        if isinstance(env, Env):
+            env_obj, env_id = env, _env_label(env)
+        else:
+            env_id = record["env"]
+            env_obj = make_env(env_id, env_kwargs)
+        run_dir = Path(run_dir)
+    else:
+        cls = get_learner(learner)
+        env_id = _env_label(env)
+        env_obj = env if isinstance(env, Env) else make_env(env, env_kwargs)
+        if run_dir is None:
+            run_dir = ckpt.new_run_dir(runs_root, env_id.rpartition(":")[2], cls.name)
+        else:
+            run_dir = Path(run_dir)
+            if (run_dir / ckpt.CONFIG_FILE).exists():
+                raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
+            run_dir.mkdir(parents=True, exist_ok=True)
+    config = config if config is not None else cls.Config()
+    if not isinstance(config, cls.Config):
+        raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
+    ckpt.write_config(run_dir, learner=cls.name, env_id=env_id, env_kwargs=dict(env_kwargs or {}), config=config)
+    return _train_loop(cls, config, env_obj, env_id, run_dir, resume, progress)
+
+
+def _finite_mean(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def _per_seed(metrics: dict[str, np.ndarray], seed: int, j: int) -> dict[str, float]:
+    return {k: float(v[seed, j]) for k, v in metrics.items()}
+
+
+def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, resume: bool,
+                progress: bool | None) -> TrainResult:
+    trainer = Trainer(cls, config, env)
+    seeds = config.num_seeds
+    root_key = jax.random.key(config.seed)
+    init_key, eval_key = jax.random.split(root_key)
+    start_iter = 0
+    if resume:
+        restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state().model)
+        start_iter = restored["iteration"]
+        state = trainer.init(init_key)
+        state = state.replace(
+            model=jax.tree.map(jax.numpy.asarray, restored["model"]),
+            key=restored["key"],
+            env_steps=jax.numpy.full((seeds,), restored["env_steps"], jax.numpy.int32),
+            iteration=jax.numpy.full((seeds,), start_iter, jax.numpy.int32),
+        )
+        state = trainer.reset_envs(state, jax.random.fold_in(init_key, start_iter))
+    else:
+        state = trainer.init(init_key)
+
+    steps_per_iter = config.steps_per_iteration
+    total_iters = config.num_iterations
+    eval_iters = _eval_iterations(total_iters, config.num_evals)
+    logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
+    bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress,
+                   description=f"{cls.name} {env_id}")
+    evals: list[dict[str, Any]] = []
+    last_episode = [{"return": math.nan, "cost": math.nan, "length": math.nan} for _ in range(seeds)]
+    it = last_ckpt = start_iter
+    try:
+        while it < total_iters:
+            n = min(config.iterations_per_call, total_iters - it)
+            trainer.compile(state, n)  # compile time stays out of the steps/s figure
+            t0 = time.perf_counter()
+            state, metrics = trainer.run(state, n)
+            metrics = jax.device_get(metrics)
+            elapsed = time.perf_counter() - t0
+            sps = n * steps_per_iter * seeds / elapsed
+            for j in range(n):
+                step = (it + j + 1) * steps_per_iter
+                per_seed = [{**_per_seed(metrics, s, j), "perf/steps_per_second": sps} for s in range(seeds)]
+                for s, values in enumerate(per_seed):
+                    if values["episode/count"] > 0:
+                        last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
+                    else:  # no episode finished in this iteration: nothing to report for episodes
+                        for k in ("return", "cost", "length"):
+                            values.pop(f"episode/{k}")
+                logger.log(step, per_seed)
+            it += n
+            step = it * steps_per_iter
+            if any(it - n < e <= it for e in eval_iters):
+                ev = jax.device_get(trainer.evaluate(state, jax.random.fold_in(eval_key, it)))
+                evals.append({"step": step, **{k: [float(x) for x in v] for k, v in ev.items()}})
+                logger.log(step, [{f"eval/{k}": float(v[s]) for k, v in ev.items()} for s in range(seeds)])
+            if it - last_ckpt >= config.checkpoint_every or it == total_iters:
+                ckpt.save_checkpoint(run_dir, model=state.model, key=state.key, env_steps=step, iteration=it)
+                last_ckpt = it
+            logger.flush()
+            bar.update(step, sps, _finite_mean([e["return"] for e in last_episode]),
+                       _finite_mean([e["cost"] for e in last_episode]))
+    finally:
+        bar.close()
+        logger.close()
+
+    if evals:
+        last = evals[-1]
+        final = [{k: last[k][s] for k in ("return", "cost", "length")} for s in range(seeds)]
+    else:
+        final = [dict(e) for e in last_episode]
+    for f in final:
+        f["safe"] = bool(f["cost"] < config.safety_bound)
+    env_steps = total_iters * steps_per_iter
+    results = {"learner": cls.name, "env": env_id, "env_steps": env_steps, "safety_bound": config.safety_bound,
+               "final": final, "evals": evals}
+    ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
+    return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=env_steps,
+                       final=final, evals=evals, history=read_metrics(run_dir), trainer=trainer, state=state)
+
+
+# ---- evaluation -----------------------------------------------------------------------------------
+
+
+def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: Env | None = None) -> dict[str, Any]:
+    """Evaluates the latest checkpoint of a run: ``episodes`` deterministic episodes per trained seed.
+
+    Returns ``{"learner", "env", "episodes", "safety_bound", "return", "cost", "length", "safe",
+    "per_seed": [...]}``; ``return``/``cost`` are means over seeds and episodes, and ``safe`` is
+    ``cost < safety_bound``.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    record = ckpt.read_config(run_dir)
+    cls = get_learner(record["learner"])
+    config = ckpt.config_from_dict(cls.Config, record["config"])
+    config = dataclasses.replace(config, eval_envs=int(episodes))
+    env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
+    trainer = Trainer(cls, config, env_obj)
+    template = trainer.abstract_state()
+    restored = ckpt.load_checkpoint(run_dir, template.model)
+    model = jax.tree.map(jax.numpy.asarray, restored["model"])
+    ev = jax.device_get(trainer._eval(model, trainer.seed_keys(jax.random.key(seed))))
+    per_seed = [{k: float(v[s]) for k, v in ev.items()} for s in range(config.num_seeds)]
+    for p in per_seed:
+        p["safe"] = bool(p["cost"] < config.safety_bound)
+    mean = {k: float(np.mean(v)) for k, v in ev.items()}
+    return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
+            "safety_bound": config.safety_bound, **mean, "safe": bool(mean["cost"] < config.safety_bound),
+            "per_seed": per_seed}
+
+
+# ---- command line ---------------------------------------------------------------------------------
+
+_RUN_FIELDS = ("env", "run_dir", "runs_root", "progress")
+
+
+def _command_type(cls: type[ConstrainedPPO]) -> type:
+    """``cls.Config`` plus the run options, as one flat frozen dataclass for tyro."""
+    extra = [
+        ("env", Annotated[str, tyro.conf.arg(help="Env id (crax.make) or import path package.module:EnvClass.")]),
+        ("run_dir", Annotated[str | None, tyro.conf.arg(help="Run folder; default <runs-root>/<env>-<learner>-<time>.")],
+         dataclasses.field(default=None)),
+        ("runs_root", Annotated[str, tyro.conf.arg(help="Parent folder of new run folders.")],
+         dataclasses.field(default="runs")),
+        ("progress", Annotated[bool, tyro.conf.arg(help="Show the progress bar.")], dataclasses.field(default=True)),
+    ]
+    return dataclasses.make_dataclass(f"Train_{cls.__name__}", extra, bases=(cls.Config,), frozen=True, kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeArgs:
+    """Continue an interrupted run from its latest checkpoint."""
+
+    resume: str
+    """Run folder to continue (its config.json names learner, env and config)."""
+    total_steps: Annotated[int | None, tyro.conf.arg(metavar="INT")] = None
+    """New total environment steps per seed (default: the stored one)."""
+    progress: bool = True
+    """Show the progress bar."""
+
+
+def _fail(prog: str, error: Exception) -> None:
+    print(f"{prog}: error: {error}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _print_final(result: TrainResult) -> None:
+    print(f"run folder: {result.run_dir}")
+    bound = result.config.safety_bound
+    for s, f in enumerate(result.final):
+        verdict = "safe" if f["safe"] else "not safe"
+        print(f"seed {s}: return {f['return']:.3f}  cost {f['cost']:.3f}  ({verdict}, bound {bound:g})")
+
+
+def train_main(argv: list[str]) -> None:
+    """``crax train <learner> --env ID [flags]`` or ``crax train --resume RUN_DIR [--total-steps N]``."""
+    prog = "crax train"
+    if any(a == "--resume" or a.startswith("--resume=") for a in argv):
+        args = tyro.cli(ResumeArgs, args=argv, prog=prog)
+        try:
+            record = ckpt.read_config(args.resume)
+            cls = get_learner(record["learner"])
+            config = ckpt.config_from_dict(cls.Config, record["config"])
+            if args.total_steps is not None:
+                config = dataclasses.replace(config, total_steps=int(args.total_steps))
+            result = train(cls, config, run_dir=args.resume, resume=True, progress=None if args.progress else False)
+        except ValueError as e:
+            _fail(prog, e)
+        _print_final(result)
+        return
+
+    try:
+        table = learners()
+    except ValueError as e:
+        _fail(prog, e)
+    commands = {name: _command_type(cls) for name, cls in table.items()}
+    union = Union[tuple(  # noqa: UP007 - a runtime-built union needs typing.Union
+        Annotated[cmd, tyro.conf.subcommand(name, description=(table[name].__doc__ or "").strip().splitlines()[0])]
+        for name, cmd in commands.items()
+    )]
+    try:
+        args = tyro.cli(union, args=argv, prog=prog, description="Train a constrained PPO learner.")
+    except ValueError as e:  # a config check in __post_init__ (tyro re-raises it)
+        _fail(prog, e)
+    name = next(n for n, cmd in commands.items() if type(args) is cmd)
+    cls = table[name]
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls.Config)}
+    try:
+        config = cls.Config(**values)
+        result = train(cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
+                       progress=None if args.progress else False)
+    except ValueError as e:
+        _fail(prog, e)
+    _print_final(result)
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalArgs:
+    """Evaluate the latest checkpoint of a run and report return, cost and safety."""
+
+    run_dir: tyro.conf.Positional[str]
+    """Run folder written by crax train."""
+    episodes: int = 128
+    """Deterministic episodes per trained seed (run in parallel)."""
+    seed: int = 0
+    """Random seed of the evaluation episodes."""
+    json: bool = False
+    """Print the result as JSON."""
+
+
+def eval_main(argv: list[str]) -> None:
+    """``crax eval RUN_DIR [--episodes N]``: mean episodic return and cost, safe or not safe."""
+    prog = "crax eval"
+    args = tyro.cli(EvalArgs, args=argv, prog=prog)
+    try:
+        res = evaluate(args.run_dir, args.episodes, seed=args.seed)
+    except ValueError as e:
+        _fail(prog, e)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return
+    print(f"{res['learner']} on {res['env']} after {res['env_steps']:,} steps, {res['episodes']} episodes per seed")
+    for s, p in enumerate(res["per_seed"]):
+        print(f"  seed {s}: return {p['return']:.3f}  cost {p['cost']:.3f}  length {p['length']:.1f}")
+    verdict = "safe" if res["safe"] else "not safe"
+    print(f"mean return {res['return']:.3f}  mean cost {res['cost']:.3f}  -> {verdict} "
+          f"(cost {'<' if res['safe'] else '>='} bound {res['safety_bound']:g})")

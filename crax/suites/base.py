@@ -1,0 +1,193 @@
+"""`Suite` (task logic as an NNX module) and `TaskEnv` (the `Env` that runs a suite on MJX)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import mujoco
+from flax import nnx
+
+from crax import scene
+from crax._mjx import mjx
+from crax.bodies.base import Body
+from crax.env import Env, State
+from crax.hazards.constraints import Constraint
+from crax.sensors.base import Context
+
+
+@dataclasses.dataclass
+class Transition:
+    """What a suite computes from one physics step."""
+
+    task: dict[str, Any]
+    rewards: dict[str, jax.Array]
+    """Reward terms; their sum (after the suite's scaling) is the reward."""
+    reward: jax.Array
+    terminated: jax.Array
+    extra_metrics: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
+
+
+class Suite(nnx.Module):
+    """A task: one body composed with sensors, placeables and constraint terms, plus its rules.
+
+    A suite is data plus composition. It accepts every body whose ``kinds`` include all of the
+    suite's ``requires``, so a plugin body that declares itself a navigation (or planar
+    locomotion) body works here without changes to the suite's code.
+
+    Class attributes:
+      name: registry name (``Goal`` in ``PointGoal1``).
+      requires: body kinds the suite needs.
+      levels: valid difficulty levels.
+      default_body: body used when an id names only the suite (``SpiderLegs2``).
+
+    Subclasses implement :meth:`build`, :meth:`init_task` and :meth:`transition`, and fill
+    ``self.sensors`` (an ``nnx.List``) and ``self.constraints`` (an ``nnx.List``).
+    """
+
+    name: ClassVar[str]
+    requires: ClassVar[frozenset[str]] = frozenset()
+    levels: ClassVar[tuple[int, ...]] = (1, 2, 3)
+    default_body: ClassVar[str | None] = None
+
+    body: Body
+    level: int
+    sensors: nnx.List
+    constraints: nnx.List
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        """Adds the suite's own MJCF (walls, placeables) to the scene."""
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        """Resolves names to static ids in the compiled model."""
+        for component in (*self.sensors, *self.constraints):
+            component.bind(m)
+
+    def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
+        """Sets the start pose and layout in ``data`` (qpos, qvel, mocap_pos); returns the task state."""
+        raise NotImplementedError
+
+    def transition(
+        self, model: mjx.Model, before: mjx.Data, data: mjx.Data, task: dict[str, Any], action: jax.Array
+    ) -> tuple[mjx.Data, Transition]:
+        """Reward, task update (may move mocaps, e.g. a respawned goal) and termination."""
+        raise NotImplementedError
+
+    def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
+        xy = self.body.position(data)[:2]
+        return Context(model=model, data=data, agent_xy=xy, agent_yaw=self.body.yaw(data), task=task)
+
+    def observe(self, ctx: Context) -> jax.Array:
+        parts = [self.body.observe(ctx.data)] + [s.observe(ctx) for s in self.sensors]
+        return jnp.concatenate(parts).astype(jnp.float32)
+
+    def costs(self, ctx: Context) -> dict[str, jax.Array]:
+        out: dict[str, jax.Array] = {}
+        for c in self.constraints:
+            out[c.term] = out.get(c.term, 0.0) + c.cost(ctx).astype(jnp.float32)
+        return out
+
+    @property
+    def sensor_sizes(self) -> dict[str, int]:
+        return {type(s).__name__: s.size for s in self.sensors}
+
+
+class TaskEnv(Env):
+    """Runs a :class:`Suite` on MJX: scene assembly, physics substeps, time limit, metrics.
+
+    The MjSpec scene is the arena (floor, one material), the body's MJCF attached under
+    ``agent/``, and the suite's walls and placeables. It is compiled once; each episode only
+    moves mocap bodies and sets joint state.
+    """
+
+    def __init__(self, suite: Suite, *, episode_length: int = 1000):
+        if episode_length < 1:
+            raise ValueError(f"episode_length must be >= 1, got {episode_length}")
+        self.suite = suite
+        self.body = suite.body
+        self._episode_length = int(episode_length)
+        implied = suite.default_body == self.body.name
+        self.id = f"{'' if implied else self.body.name}{suite.name}{suite.level}"
+        spec = scene.new_arena(timestep=self.body.timestep)
+        spec.modelname = self.id
+        spec.option.iterations = self.body.solver_iterations
+        spec.option.ls_iterations = self.body.ls_iterations
+        # Observations are computed by the components; MuJoCo's sensor stage would only cost time.
+        spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
+        scene.attach_body(spec, self.body.mjcf(), prefix=self.body.prefix)
+        suite.build(spec)
+        self.spec = spec
+        self.mj_model = scene.compile_spec(spec)
+        self.body.bind(self.mj_model)
+        suite.bind(self.mj_model)
+        self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+        self._data0 = mjx.make_data(self.mjx_model)
+
+    @property
+    def action_size(self) -> int:
+        return self.body.action_size
+
+    @property
+    def episode_length(self) -> int:
+        return self._episode_length
+
+    @property
+    def dt(self) -> float:
+        return self.body.timestep * self.body.frame_skip
+
+    def reset(self, key: jax.Array) -> State:
+        key, task_key = jax.random.split(key)
+        data, task = self.suite.init_task(self.mjx_model, self._data0, task_key)
+        data = mjx.forward(self.mjx_model, data)
+        ctx = self.suite.context(self.mjx_model, data, task)
+        costs = self.suite.costs(ctx)
+        zero = jnp.zeros((), jnp.float32)
+        rewards, extra = jax.eval_shape(self._terms, data, task)
+        metrics = {f"reward/{k}": jnp.zeros(v.shape, v.dtype) for k, v in rewards.items()}
+        metrics.update({f"cost/{k}": jnp.zeros_like(v) for k, v in costs.items()})
+        metrics.update({k: jnp.zeros(v.shape, v.dtype) for k, v in extra.items()})
+        info = {"task": task, "steps": jnp.zeros((), jnp.int32), "rng": key}
+        return State(
+            data=data, obs=self.suite.observe(ctx), reward=zero, cost=zero, done=zero, truncation=zero,
+            info=info, metrics=metrics,
+        )
+
+    def _terms(self, data: mjx.Data, task: dict[str, Any]) -> tuple[dict, dict]:
+        _, tr = self.suite.transition(self.mjx_model, data, data, task, jnp.zeros(self.action_size))
+        return tr.rewards, tr.extra_metrics
+
+    def step(self, state: State, action: jax.Array) -> State:
+        if tuple(action.shape) != (self.action_size,):
+            raise ValueError(
+                f"action has shape {tuple(action.shape)}; {self.id} expects ({self.action_size},)"
+                " (batched envs: wrap with crax.env.Vmap)"
+            )
+        before = state.data
+        data = before.replace(ctrl=self.body.ctrl(action))
+
+        def substep(d, _):
+            return mjx.step(self.mjx_model, d), None
+
+        data, _ = jax.lax.scan(substep, data, None, length=self.body.frame_skip)
+        data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
+        ctx = self.suite.context(self.mjx_model, data, tr.task)
+        costs = self.suite.costs(ctx)
+        cost = sum(costs.values(), jnp.zeros((), jnp.float32))
+        steps = state.info["steps"] + 1
+        truncated = steps >= self._episode_length
+        terminated = tr.terminated
+        metrics = {f"reward/{k}": v for k, v in tr.rewards.items()}
+        metrics.update({f"cost/{k}": v for k, v in costs.items()})
+        metrics.update(tr.extra_metrics)
+        return State(
+            data=data,
+            obs=self.suite.observe(ctx),
+            reward=tr.reward.astype(jnp.float32),
+            cost=cost,
+            done=(terminated | truncated).astype(jnp.float32),
+            truncation=(truncated & ~terminated).astype(jnp.float32),
+            info={**state.info, "task": tr.task, "steps": steps},
+            metrics=metrics,
+        )

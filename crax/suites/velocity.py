@@ -1,0 +1,90 @@
+"""Velocity: run forward under a speed limit (SPEC section 3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import jax
+import jax.numpy as jnp
+import mujoco
+from flax import nnx
+
+from crax._mjx import mjx
+from crax.bodies.base import LOCOMOTION, PLANAR, Body
+from crax.hazards.constraints import TaskParam, VelocityThreshold
+from crax.suites.base import Suite, Transition
+
+LEVEL_FACTORS = {1: 1.0, 2: 0.75, 3: 0.5}
+
+
+class Velocity(Suite):
+    """Locomotion reward with a velocity constraint; accepts every locomotion body.
+
+    ``r = reward_scaler · (v_x + healthy_reward·1[healthy] − ctrl_cost·‖a‖²)`` with the body's
+    healthy bonus and control cost; ``metrics["base_reward"]`` keeps the unscaled sum (the ``reward/*`` terms are unscaled too). The cost
+    is ``w · 1[v > τ]`` (``cost_mode="binary"``) or ``w · max(0, v − τ)`` (``"hinge"``), with v the
+    forward x velocity for planar bodies and the planar torso speed otherwise, and
+    τ = body base threshold × level factor (1.0, 0.75, 0.5).
+
+    Args:
+      body: a locomotion body.
+      level: 1, 2 or 3.
+      reward_scaler: scale of the locomotion reward.
+      cost_mode: ``binary`` or ``hinge``.
+      cost_weight: w.
+      velocity_threshold: τ; defaults to the body's base τ times the level factor.
+    """
+
+    name = "Velocity"
+    requires = frozenset({LOCOMOTION})
+
+    def __init__(
+        self,
+        body: Body,
+        level: int,
+        *,
+        reward_scaler: float = 0.01,
+        cost_mode: Literal["binary", "hinge"] = "binary",
+        cost_weight: float = 1.0,
+        velocity_threshold: float | None = None,
+    ):
+        if velocity_threshold is None:
+            if body.velocity_threshold is None:
+                raise ValueError(
+                    f"body {body.name!r} has no measured base velocity threshold; pass velocity_threshold=<m/s>"
+                )
+            velocity_threshold = body.velocity_threshold * LEVEL_FACTORS[level]
+        self.body = body
+        self.level = level
+        self.planar = PLANAR in body.kinds
+        self.reward_scaler = TaskParam(jnp.asarray(reward_scaler, jnp.float32))
+        self.sensors = nnx.List([])
+        self.constraints = nnx.List([VelocityThreshold(velocity_threshold, mode=cost_mode, weight=cost_weight)])
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        del spec  # an open floor: the arena is enough
+
+    def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
+        qpos, qvel = self.body.initial_state(key)
+        data = data.replace(
+            qpos=data.qpos.at[slice(*self.body.qpos_adr)].set(qpos),
+            qvel=data.qvel.at[slice(*self.body.qvel_adr)].set(qvel),
+        )
+        return data, {"velocity": jnp.zeros((), jnp.float32)}
+
+    def transition(self, model, before, data, task, action):
+        dt = self.body.timestep * self.body.frame_skip
+        displacement = (self.body.position(data) - self.body.position(before))[:2] / dt
+        forward = displacement[0]
+        speed = forward if self.planar else jnp.linalg.norm(displacement)
+        healthy = self.body.healthy(data)
+        rewards = {
+            "forward": forward,
+            "healthy": self.body.healthy_reward * healthy.astype(jnp.float32),
+            "ctrl": -self.body.ctrl_cost * jnp.sum(jnp.square(jnp.clip(action, -1.0, 1.0))),
+        }
+        base = rewards["forward"] + rewards["healthy"] + rewards["ctrl"]
+        return data, Transition(
+            task={**task, "velocity": speed}, rewards=rewards, reward=self.reward_scaler[...] * base,
+            terminated=~healthy, extra_metrics={"base_reward": base, "velocity": speed},
+        )

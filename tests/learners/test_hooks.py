@@ -1,0 +1,203 @@
+"""Each learner hook's update equation on given numbers (SPEC §5)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from crax.env import EpisodeStats, SauteBudget
+from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
+from crax.learners.focops import focops_loss
+from tests.learners.conftest import tiny
+from tests.learners.toy_env import ToyEnv
+
+EPISODE_LENGTH = 100
+BOUND = 25.0  # d/T = 0.25 per step
+
+
+def make(cls: type[ConstrainedPPO], **overrides) -> ConstrainedPPO:
+    return cls(tiny(cls.Config, safety_bound=BOUND, **overrides), 3, 2, EPISODE_LENGTH, rngs=nnx.Rngs(0))
+
+
+def batch(ratio, adv_r, adv_c, violation, kl=None):
+    ratio = jnp.asarray(ratio, jnp.float32)
+    return PolicyBatch(ratio=ratio, adv_r=jnp.asarray(adv_r, jnp.float32), adv_c=jnp.asarray(adv_c, jnp.float32),
+                       kl=jnp.zeros_like(ratio) if kl is None else jnp.asarray(kl, jnp.float32),
+                       violation=jnp.asarray(violation, jnp.float32))
+
+
+def test_violation_is_mean_step_cost_minus_bound_over_horizon():
+    assert float(make(PPO).violation(jnp.asarray(0.4))) == pytest.approx(0.4 - 25.0 / 100)
+
+
+def test_ppo_lag_lambda_rises_above_bound_and_decays_to_zero_below():
+    learner = make(PPOLag, lambda_lr=3.0)
+    above = learner.violation(jnp.asarray(0.35))  # v = 0.1
+    for k in range(1, 4):
+        learner.multiplier_update(above)
+        assert float(learner.lagrange[...]) == pytest.approx(0.3 * k, rel=1e-5)
+    below = learner.violation(jnp.asarray(0.2))  # v = -0.05 -> -0.15 per update
+    values = []
+    for _ in range(10):
+        learner.multiplier_update(below)
+        values.append(float(learner.lagrange[...]))
+    assert values[0] == pytest.approx(0.75, rel=1e-5)
+    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert values[-1] == 0.0 and min(values) == 0.0
+
+
+def test_ppo_lag_mixes_advantages_and_stops_gradient_through_lambda():
+    learner = make(PPOLag, lambda_init=3.0)
+    adv = learner.advantage(jnp.asarray([1.0, 0.0]), jnp.asarray([0.5, 2.0]), jnp.asarray(0.0))
+    np.testing.assert_allclose(adv, [(1.0 - 1.5) / 4.0, -6.0 / 4.0])
+    # The policy loss must not produce a gradient for the multiplier.
+    g = nnx.grad(lambda m: m.policy_loss(batch([1.1], [1.0], [1.0], 0.0))[0], argnums=nnx.DiffState(0, nnx.Variable))(learner)
+    assert float(g["lagrange"][...]) == 0.0
+
+
+def test_ppo_pid_integral_clip_derivative_and_lambda():
+    learner = make(PPOPID, kp=10.0, ki=0.01, kd=0.01, integral_max=1.0, derivative_ema=0.95)
+    learner.multiplier_update(jnp.asarray(0.8))
+    assert float(learner.integral[...]) == pytest.approx(0.8)
+    d1 = 0.05 * 0.8
+    assert float(learner.derivative[...]) == pytest.approx(d1)
+    lam1 = 10 * 0.8 + 0.01 * 0.8 + 0.01 * d1
+    assert float(learner.lagrange[...]) == pytest.approx(lam1, rel=1e-5)
+    learner.multiplier_update(jnp.asarray(0.8))  # integral would be 1.6: clipped to I_max
+    assert float(learner.integral[...]) == pytest.approx(1.0)
+    d2 = 0.95 * d1 + 0.05 * 0.0
+    assert float(learner.derivative[...]) == pytest.approx(d2, rel=1e-5)
+    assert float(learner.lagrange[...]) == pytest.approx(lam1 + 8.0 + 0.01 + 0.01 * d2, rel=1e-5)
+    for _ in range(5):
+        learner.multiplier_update(jnp.asarray(-5.0))  # far below: integral clipped at 0, lambda at 0
+    assert float(learner.integral[...]) == 0.0
+    assert float(learner.lagrange[...]) == 0.0
+
+
+def test_ppo_pid_lambda_max_clip():
+    learner = make(PPOPID, lambda_max=2.0)
+    learner.multiplier_update(jnp.asarray(1.0))
+    assert float(learner.lagrange[...]) == pytest.approx(2.0)
+
+
+def test_p3o_kappa_schedule():
+    learner = make(P3O, kappa_init=0.01, kappa_factor=1.1, kappa_max=0.05)
+    expected = 0.01
+    for _ in range(30):
+        learner.multiplier_update(jnp.asarray(0.1))
+        expected = min(expected * 1.1, 0.05)
+        assert float(learner.kappa[...]) == pytest.approx(expected, rel=1e-4)
+    assert float(learner.kappa[...]) == pytest.approx(0.05)
+    learner.multiplier_update(jnp.asarray(-0.1))
+    assert float(learner.kappa[...]) == pytest.approx(0.05 / 1.1, rel=1e-5)
+    for _ in range(40):
+        learner.multiplier_update(jnp.asarray(0.0))  # v == 0 counts as satisfied
+    assert float(learner.kappa[...]) == pytest.approx(0.01)
+
+
+def test_p3o_relu_penalty_on_cost_surrogate():
+    learner = make(P3O, kappa_init=2.0, clip_epsilon=0.2)
+    ratio, adv_r, adv_c = [1.5, 0.5], [1.0, -1.0], [1.0, 1.0]
+    reward_surr = np.mean([1.2 * 1.0, 0.8 * -1.0])  # min(r A, clip(r) A)
+    cost_surr = np.mean([1.5, 0.8])  # max(r A, clip(r) A)
+    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, 0.1))
+    assert float(aux["loss/p3o_penalty"]) == pytest.approx(cost_surr + 0.1)
+    assert float(loss) == pytest.approx(-reward_surr + 2.0 * (cost_surr + 0.1), rel=1e-5)
+    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, -5.0))  # satisfied: penalty inactive
+    assert float(aux["loss/p3o_penalty"]) == 0.0
+    assert float(loss) == pytest.approx(-reward_surr, rel=1e-5)
+
+
+def test_focops_kl_mask_and_target():
+    kl = jnp.asarray([0.0, 0.01, 0.05])
+    ratio = jnp.asarray([1.0, 1.2, 0.9])
+    adv_r, adv_c = jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.5, -1.0, 1.0])
+    loss, mask = focops_loss(kl, ratio, adv_r, adv_c, jnp.asarray(0.5), 1.5, 0.02)
+    np.testing.assert_array_equal(mask, [1.0, 1.0, 0.0])
+    per_state = np.asarray(kl) - np.asarray(ratio) * (np.asarray(adv_r) - 0.5 * np.asarray(adv_c)) / 1.5
+    assert float(loss) == pytest.approx(np.mean(per_state * [1, 1, 0]), rel=1e-5)
+    # The masked state contributes no gradient.
+    grad = jax.grad(lambda r: focops_loss(kl, r, adv_r, adv_c, jnp.asarray(0.5), 1.5, 0.02)[0])(ratio)
+    assert float(grad[2]) == 0.0 and float(grad[0]) != 0.0
+
+
+def test_focops_nu_projected_ascent():
+    learner = make(FOCOPS, nu_init=0.1, nu_lr=1.0, nu_max=0.5)
+    learner.multiplier_update(jnp.asarray(0.2))
+    assert float(learner.nu[...]) == pytest.approx(0.3)
+    learner.multiplier_update(jnp.asarray(1.0))
+    assert float(learner.nu[...]) == pytest.approx(0.5)
+    learner.multiplier_update(jnp.asarray(-2.0))
+    assert float(learner.nu[...]) == 0.0
+
+
+def test_crpo_switches_between_reward_and_cost():
+    learner = make(CRPO)
+    adv_r, adv_c = jnp.asarray([1.0, -2.0]), jnp.asarray([3.0, 4.0])
+    np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(-0.1)), adv_r)
+    np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(0.0)), adv_r)
+    np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(0.1)), -adv_c)
+
+
+def test_ppo_cost_reward_and_ppo_untouched():
+    learner = make(PPOCost, cost_weight=2.0)
+    np.testing.assert_allclose(learner.training_reward(jnp.asarray([1.0, 1.0]), jnp.asarray([0.0, 0.5])), [1.0, 0.0])
+    np.testing.assert_allclose(make(PPO).training_reward(jnp.asarray(1.0), jnp.asarray(0.5)), 1.0)
+    ppo = make(PPO, clip_epsilon=0.2)
+    loss, _ = ppo.policy_loss(batch([1.5, 0.5], [1.0, -1.0], [9.0, 9.0], 1.0))
+    assert float(loss) == pytest.approx(-np.mean([1.2, -0.8]))
+
+
+def test_saute_budget_and_penalty():
+    env = SauteBudget(ToyEnv(episode_length=10, hazard_y=-10.0), safety_bound=2.0, discount=0.5, penalty=-3.0)
+    state = env.reset(jax.random.key(0))
+    assert env.observation_size == ToyEnv().observation_size + 1
+    assert float(state.obs[-1]) == 1.0
+    action = jnp.asarray([1.0, 0.0])  # reward 0.1, cost 1 every step (hazard covers the plane)
+    zs, rewards = [], []
+    for _ in range(3):
+        state = env.step(state, action)
+        zs.append(float(state.obs[-1]))
+        rewards.append(float(state.reward))
+    # with c/d = 0.5 and γ_b = 0.5 the budget is a fixed point: (1 − 0.5)/0.5 = 1
+    np.testing.assert_allclose(zs, [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(rewards, [0.1, 0.1, 0.1], rtol=1e-6)
+
+    env = SauteBudget(ToyEnv(episode_length=10, hazard_y=-10.0), safety_bound=2.0, discount=0.99, penalty=-3.0)
+    state = env.reset(jax.random.key(0))
+    expected, zs, rewards = 1.0, [], []
+    for _ in range(3):
+        state = env.step(state, action)
+        expected = (expected - 1.0 / 2.0) / 0.99
+        zs.append(float(state.info["saute_budget"]))
+        rewards.append(float(state.reward))
+        assert float(state.obs[-1]) == pytest.approx(zs[-1])
+    np.testing.assert_allclose(zs, [0.5 / 0.99, (0.5 / 0.99 - 0.5) / 0.99, expected], rtol=1e-5)
+    assert zs[-1] < 0
+    np.testing.assert_allclose(rewards, [0.1, 0.1, -3.0], rtol=1e-6)
+
+
+def test_ppo_saute_env_hook_keeps_true_episode_return():
+    config = tiny(PPOSaute.Config, safety_bound=1.0)
+    env = PPOSaute.wrap_env(EpisodeStats(ToyEnv(episode_length=4, hazard_y=-10.0)), config)
+    state = env.reset(jax.random.key(0))
+    for _ in range(4):
+        state = env.step(state, jnp.asarray([1.0, 0.0]))
+    assert float(state.reward) == pytest.approx(config.saute_penalty)
+    assert float(state.metrics["episode/done"]) == 1.0
+    assert float(state.metrics["episode/return"]) == pytest.approx(0.4, rel=1e-5)  # the task reward
+    assert float(state.metrics["episode/cost"]) == 4.0
+    assert PPO.wrap_env(env, config) is env
+
+
+def test_multipliers_are_named_variables_outside_the_optimizer():
+    learner = make(PPOPID)
+    assert set(learner.multipliers()) == {"lagrange", "integral", "derivative", "prev_violation"}
+    opt = nnx.Optimizer(learner, __import__("optax").sgd(1.0), wrt=nnx.Param)
+    before = {k: float(v) for k, v in learner.multipliers().items()}
+    grads = nnx.grad(lambda m: m.policy_loss(batch([1.0], [1.0], [1.0], 0.0))[0])(learner)
+    opt.update(learner, grads)
+    assert {k: float(v) for k, v in learner.multipliers().items()} == before
