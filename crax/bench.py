@@ -9,7 +9,7 @@ import jax
 
 from crax._mjx import mjx
 from crax.env import wrap_for_training
-from crax.sharding import batch_sharding, shard_batch
+from crax.sharding import per_device, shard_batch
 from crax.suites.base import TaskEnv
 
 
@@ -45,34 +45,31 @@ def _time(fn, state, key, repeats: int) -> tuple[float, float]:
 def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
     """Measures random-action env steps/s (auto-reset included) and bare physics steps/s."""
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
-    venv = wrap_for_training(env, num_envs)
-    sharding = batch_sharding(num_envs)
-    shape = (num_envs, env.action_size)
-
-    def actions(k):
-        a = jax.random.uniform(k, shape, minval=-1.0, maxval=1.0)
-        return a if sharding is None else jax.lax.with_sharding_constraint(a, sharding)
+    model, skip = env.mjx_model, env.body.frame_skip
 
     def env_rollout(state, key):
         def body(s, k):
-            return venv.step(s, actions(k)), None
+            a = jax.random.uniform(k, (local, env.action_size), minval=-1.0, maxval=1.0)
+            return local_env.step(s, a), None
 
         return jax.lax.scan(body, state, jax.random.split(key, steps))[0]
 
-    model, skip = env.mjx_model, env.body.frame_skip
-
     def physics_rollout(data, key):
         def body(d, k):
-            d = d.replace(ctrl=jax.vmap(env.body.ctrl)(actions(k)))
+            a = jax.random.uniform(k, (local, env.action_size), minval=-1.0, maxval=1.0)
+            d = d.replace(ctrl=jax.vmap(env.body.ctrl)(a))
             d = jax.lax.scan(lambda d, _: (jax.vmap(mjx.step, (None, 0))(model, d), None), d, None, skip)[0]
             return d, None
 
         return jax.lax.scan(body, data, jax.random.split(key, steps))[0]
 
+    env_fn, local = per_device(env_rollout, num_envs)
+    physics_fn, _ = per_device(physics_rollout, num_envs)
+    local_env = wrap_for_training(env, local)
     key = jax.random.key(0)
-    state = shard_batch(jax.jit(venv.reset)(key), num_envs)
-    compile_s, env_s = _time(env_rollout, state, key, repeats)
-    _, phys_s = _time(physics_rollout, state.data, key, repeats)
+    state = shard_batch(jax.jit(wrap_for_training(env, num_envs).reset)(key), num_envs)
+    compile_s, env_s = _time(env_fn, state, key, repeats)
+    _, phys_s = _time(physics_fn, state.data, key, repeats)
     n = num_envs * steps
     return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
 

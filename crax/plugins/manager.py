@@ -79,7 +79,7 @@ class Registry:
         caller = getattr(self.pm.hook, f"crax_register_{kind}")
         out: dict[str, type] = {}
         owner: dict[str, str] = {}
-        for impl in reversed(caller.get_hookimpls()):  # registration order: built-ins first
+        for impl in caller.get_hookimpls():  # registration order: built-ins first
             for cls in impl.function() or ():
                 name = getattr(cls, "name", cls.__name__)
                 if name in out and out[name] is not cls:

@@ -1,0 +1,99 @@
+"""The ``crax`` command line: ``list``, ``bench``, ``train``, ``eval``.
+
+``train`` and ``eval`` are documented by ``crax train --help`` and ``crax eval --help``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Annotated
+
+import tyro
+
+USAGE = """crax: safe reinforcement learning on MuJoCo MJX.
+
+commands:
+  crax list                       bodies, suites, levels, env ids and learners
+  crax bench --env PointGoal1     env steps/s against bare physics steps/s
+  crax train <learner> --env ID   train a learner (crax train --help)
+  crax eval RUN_DIR               evaluate a trained run (crax eval --help)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ListCmd:
+    """Prints the registry: bodies, suites with their levels, env ids and learners."""
+
+    def run(self) -> None:
+        import crax
+        from crax.make import supports
+
+        reg = crax.registry()
+        print("bodies:")
+        for name, cls in sorted(reg.bodies.items()):
+            print(f"  {name:<14} kinds: {', '.join(sorted(cls.kinds))}")
+        print("suites:")
+        for name, cls in sorted(reg.suites.items()):
+            bodies = sorted(b for b, bc in reg.bodies.items() if supports(cls, bc))
+            print(f"  {name:<14} levels: {', '.join(map(str, cls.levels))}   bodies: {', '.join(bodies)}")
+        print("env ids:")
+        print("  " + " ".join(crax.env_ids()))
+        for kind in ("sensors", "hazards", "constraints"):
+            print(f"{kind}: {', '.join(sorted(reg.table(kind)))}")
+        print(f"learners: {', '.join(sorted(reg.learners)) or '(none)'}")
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchCmd:
+    """Env steps/s (random actions, auto-reset included) against the bare physics of the same model."""
+
+    env: str = "PointGoal1"
+    """Env id."""
+    num_envs: tuple[int, ...] = (1, 64, 256, 1024, 4096)
+    """Numbers of parallel envs to measure."""
+    steps: int | None = None
+    """Steps per timed call (default: about 200k env steps, between 20 and 1000)."""
+    repeats: int = 3
+    """Timed calls per N; the best is reported."""
+
+    def run(self) -> None:
+        import crax
+        from crax.bench import bench, format_table
+
+        env = crax.make(self.env)
+        rows = []
+        for n in self.num_envs:
+            rows.append(bench(env, n, steps=self.steps, repeats=self.repeats))
+            print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s", file=sys.stderr, flush=True)
+        print(format_table(self.env, rows))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``crax`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in ("train", "eval"):
+            from crax import runner
+
+            (runner.train_main if argv[0] == "train" else runner.eval_main)(argv[1:])
+            return
+        if not argv or argv[0] in ("-h", "--help"):
+            print(USAGE)
+            return
+        cmd = tyro.extras.subcommand_cli_from_dict(
+            {
+                "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
+                "bench": BenchCmd,
+            },
+            args=argv,
+            prog="crax",
+        )
+        cmd.run()
+    except ValueError as e:
+        print(f"crax: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()
