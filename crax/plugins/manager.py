@@ -16,6 +16,7 @@ import pluggy
 from crax.plugins import hookspecs
 
 KINDS = ("bodies", "sensors", "hazards", "constraints", "suites", "learners")
+SINGULAR = {"bodies": "body", "sensors": "sensor", "hazards": "hazard", "constraints": "constraint", "suites": "suite", "learners": "learner"}
 
 
 class PluginError(RuntimeError):
@@ -84,7 +85,7 @@ class Registry:
                 name = getattr(cls, "name", cls.__name__)
                 if name in out and out[name] is not cls:
                     raise PluginError(
-                        f"{kind[:-1]} name {name!r} is registered by plugin {owner[name]!r} and again by {impl.plugin_name!r}"
+                        f"{SINGULAR[kind]} name {name!r} is registered by plugin {owner[name]!r} and again by {impl.plugin_name!r}"
                     )
                 out[name], owner[name] = cls, impl.plugin_name
         return out
@@ -92,7 +93,7 @@ class Registry:
     def get(self, kind: str, name: str) -> type:
         table = self.table(kind)
         if name not in table:
-            raise ValueError(f"unknown {kind[:-1]} {name!r}; valid choices: {', '.join(sorted(table))}")
+            raise ValueError(f"unknown {SINGULAR[kind]} {name!r}; valid choices: {', '.join(sorted(table))}")
         return table[name]
 
     def refresh(self) -> None:

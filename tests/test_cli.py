@@ -1,0 +1,54 @@
+"""The ``crax`` console script: list, bench and clear errors."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CRAX = shutil.which("crax") or f"{sys.executable} -m crax.cli"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CRAX.split(), *args], capture_output=True, text=True, timeout=600)
+
+
+def test_list_prints_registry():
+    out = run("list")
+    assert out.returncode == 0, out.stderr
+    for expected in ("Point", "HalfCheetah", "Goal", "Velocity", "PointGoal1", "HalfCheetahVelocity3", "SledGoal2", "ppo-lag"):
+        assert expected in out.stdout
+    assert "levels: 1, 2, 3" in out.stdout
+
+
+def test_help_lists_commands():
+    out = run("--help")
+    assert out.returncode == 0
+    for cmd in ("list", "bench", "train", "eval"):
+        assert f"crax {cmd}" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("bench", "--env", "PointGoal9"), "valid levels: 1, 2, 3"),
+        (("bench", "--env", "RobotGoal1"), "unknown body 'Robot'; valid choices"),
+        (("bench", "--env", "PointJump1"), "valid suites: Goal, Velocity"),
+    ],
+)
+def test_bad_env_is_a_clear_error(args, message):
+    out = run(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bench_prints_table():
+    out = run("bench", "--env", "PointGoal1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert "env/physics cost" in lines[1]
+    num_envs, compile_s, env_sps, phys_sps, ratio = lines[2].split()
+    assert num_envs == "2"
+    assert float(env_sps.replace(",", "")) > 0 and float(phys_sps.replace(",", "")) > 0
+    assert ratio.endswith("x")
