@@ -11,9 +11,8 @@ import pluggy
 import pytest
 
 import crax
-from crax.plugins import PluginError, Registry, hookimpl
+from crax.plugins import PluginError, Registry, hookimpl, hookspecs
 from crax.plugins import builtin as builtin_plugin
-from crax.plugins import hookspecs
 from crax.plugins.manager import _load_entry_points
 
 
@@ -62,7 +61,7 @@ def test_duplicate_component_name_is_an_error_naming_both_plugins():
     clash = types.SimpleNamespace(crax_register_bodies=hookimpl(lambda: [FakePoint]))
     reg = Registry(_manager(("shadowing_plugin", clash)))
     with pytest.raises(PluginError, match="'Point' is registered by plugin 'crax.builtin' and again by 'shadowing_plugin'"):
-        reg.bodies
+        reg.table("bodies")
 
 
 def test_unknown_name_lists_valid_choices():

@@ -14,7 +14,6 @@ from crax import scene
 from crax._mjx import mjx
 from crax.bodies.base import Body
 from crax.env import Env, State
-from crax.hazards.constraints import Constraint
 from crax.sensors.base import Context
 
 

@@ -1,0 +1,136 @@
+"""Shared, lazily compiled env programs for the environment tests.
+
+Compiling an env's reset/step costs seconds to tens of seconds on CPU, so every compiled function
+lives in a session-wide cache keyed by env id and overrides (:func:`compiled`). Tests that need a
+whole env share these few programs:
+
+- ``arrange``: a hand-placed state (agent pose and velocity, every placeable's position) run
+  through ``mjx.forward``, with the env's own observation and cost terms; the returned
+  :class:`crax.State` has exactly the structure of ``env.reset``'s, so it can be fed to ``step``.
+- ``step``: ``jax.jit(env.step)``.
+
+Each heavy program is used by one test file only, and ``pytest -n`` hands out whole files (see
+:func:`pytest_configure`), so each program compiles once per run.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import crax
+from crax._mjx import mjx
+from crax.env import State
+
+POINT_GOAL1 = dict(episode_length=7, goal_radius=0.5)
+"""The shared PointGoal1 used by the step tests: short episodes and a widened goal (overrides)."""
+
+POINT_GOAL3 = dict(lidar="natural")
+"""The shared PointGoal3: ray-cast lidar, cylinder and cube pillars, cylinder and cube zones."""
+
+FAR = 20.0
+"""Where hand-placed layouts park the placeables a test does not use (beyond every lidar range)."""
+
+
+def pytest_configure(config):
+    # Under a plain `pytest tests/env -n 2` (implied `--dist load`) the tests of one file would be
+    # spread over both workers, and each worker would compile the same env programs. The heavy
+    # programs are one per file (test_point_goal1, test_point_goal3, test_autoreset, test_velocity), so
+    # schedule whole files instead. (`xdist_group`/`--dist loadgroup` cannot do this: pytest-xdist 3.8 tags
+    # the group onto `item._nodeid`, which pytest 9 no longer reads.) An explicit `--dist` wins;
+    # this conftest only takes part when tests/env is named on the command line.
+    explicit = any(a == "-d" or a.startswith("--dist") for a in config.invocation_params.args)
+    if getattr(config.option, "dist", None) == "load" and not explicit:
+        config.option.dist = "loadfile"
+
+
+class Compiled:
+    """One env and its jitted functions (built on first use)."""
+
+    def __init__(self, env_id: str, **overrides):
+        self.env = crax.make(env_id, **overrides)
+        self.step = jax.jit(self.env.step)
+        self.reset = jax.jit(self.env.reset)
+        self._arrange = jax.jit(self._arrange_fn)
+
+    @functools.cached_property
+    def template(self) -> State:
+        """Shapes and dtypes of a reset state (traced, not compiled)."""
+        return jax.eval_shape(self.env.reset, jax.random.key(0))
+
+    def far_layout(self) -> dict[str, np.ndarray]:
+        """Every placeable parked far outside the arena, each at its own spot."""
+        out, i = {}, 0
+        for label, p in self.env.suite.placeables.items():
+            xy = np.zeros((p.count, 2), np.float32)
+            for j in range(p.count):
+                xy[j] = (FAR + 1.5 * i, FAR)
+                i += 1
+            out[label] = xy
+        return out
+
+    def _arrange_fn(self, key, xy, yaw, qvel, ctrl, steps, positions):
+        env, suite, body = self.env, self.env.suite, self.env.body
+        data = env._data0
+        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw - body.qpos0[2])
+        data = data.replace(
+            qpos=data.qpos.at[slice(*body.qpos_adr)].set(qpos),
+            qvel=data.qvel.at[slice(*body.qvel_adr)].set(qvel),
+            ctrl=ctrl,
+        )
+        data = suite.move(data, positions)
+        data = mjx.forward(env.mjx_model, data)
+        task = {**positions, "hazards": suite.hazard_positions(positions), "key": key}
+        ctx = suite.context(env.mjx_model, data, task)
+        costs = suite.costs(ctx)
+        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
+        metrics.update({f"cost/{k}": v for k, v in costs.items()})
+        zero = jnp.zeros((), jnp.float32)
+        return State(
+            data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
+            truncation=zero, info={"task": task, "steps": steps, "rng": key}, metrics=metrics,
+        )
+
+    def arrange(
+        self, xy=(0.0, 0.0), yaw=0.0, *, qvel=None, ctrl=None, steps: int = 0, seed: int = 0, **positions: Any
+    ) -> State:
+        """A hand-placed Point state: agent at ``xy`` facing ``yaw``; placeables by label.
+
+        Labels not given are parked far away (:meth:`far_layout`); ``positions[label]`` may list
+        fewer rows than the placeable's count, the rest stay parked.
+        """
+        layout = self.far_layout()
+        for label, rows in positions.items():
+            rows = np.asarray(rows, np.float32).reshape(-1, 2)
+            layout[label][: len(rows)] = rows
+        nv = self.env.body.qvel_adr[1] - self.env.body.qvel_adr[0]
+        qvel = np.zeros(nv, np.float32) if qvel is None else np.asarray(qvel, np.float32)
+        ctrl = np.zeros(self.env.mj_model.nu, np.float32) if ctrl is None else np.asarray(ctrl, np.float32)
+        key = jax.random.split(jax.random.key(seed))[0]
+        state = self._arrange(
+            key, jnp.asarray(xy, jnp.float32), jnp.asarray(yaw, jnp.float32), jnp.asarray(qvel),
+            jnp.asarray(ctrl), jnp.asarray(steps, jnp.int32), {k: jnp.asarray(v) for k, v in layout.items()},
+        )
+        assert jax.tree.structure(state) == jax.tree.structure(self.template)
+        return state
+
+
+@functools.cache
+def compiled(env_id: str, **overrides) -> Compiled:
+    return Compiled(env_id, **overrides)
+
+
+@pytest.fixture(scope="session")
+def point_goal1() -> Compiled:
+    return compiled("PointGoal1", **POINT_GOAL1)
+
+
+@pytest.fixture(scope="session")
+def point_goal3() -> Compiled:
+    return compiled("PointGoal3", **POINT_GOAL3)
+

@@ -1,0 +1,138 @@
+"""The training stack on PointGoal1 (``episode_length=7``): auto-reset with a fresh layout, the
+pre-reset observation in ``info["final_obs"]``, episode statistics, and a ``jit(vmap)`` rollout
+that stays finite. One compiled program: a scanned ``wrap_for_training`` rollout.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+
+import crax
+from crax.sensors import pseudo_lidar
+from tests.env.conftest import POINT_GOAL1, compiled
+
+HAZARD_LIDAR = slice(28, 44)
+
+# ---------------------------------------------------------------------------------------------
+# Auto-reset and episode statistics: one scanned rollout of the training stack.
+
+N_ENVS, T = 3, 16
+
+
+@functools.cache
+def rollout():
+    env = compiled("PointGoal1", **POINT_GOAL1).env
+    wrapped = crax.wrap_for_training(env, N_ENVS)
+
+    def layout(task):
+        return {k: v for k, v in task.items() if k != "key"}
+
+    @jax.jit
+    def run(key):
+        k0, k1 = jax.random.split(key)
+        state = wrapped.reset(k0)
+        first = {"obs": state.obs, "task": layout(state.info["task"]), "qpos": state.data.qpos, "qvel": state.data.qvel}
+
+        def body(state, k):
+            action = jax.random.uniform(k, (N_ENVS, env.action_size), minval=-1.0, maxval=1.0)
+            nxt = wrapped.step(state, action)
+            out = {
+                "obs_before": state.obs, "task_before": layout(state.info["task"]),
+                "obs": nxt.obs, "final_obs": nxt.info["final_obs"], "task": layout(nxt.info["task"]),
+                "reward": nxt.reward, "cost": nxt.cost, "done": nxt.done, "truncation": nxt.truncation,
+                "metrics": nxt.metrics, "steps": nxt.info["steps"], "qpos": nxt.data.qpos,
+                "qpos_before": state.data.qpos,
+            }
+            return nxt, out
+
+        _, traj = jax.lax.scan(body, state, jax.random.split(k1, T))
+        return first, traj
+
+    first, traj = run(jax.random.key(3))
+    return env, jax.tree.map(np.asarray, first), jax.tree.map(np.asarray, traj)
+
+
+def test_rollout_is_finite_and_shaped():
+    _, first, traj = rollout()
+    assert first["obs"].shape == (N_ENVS, 62)
+    assert traj["obs"].shape == (T, N_ENVS, 62)
+    for k in ("obs", "final_obs", "reward", "cost"):
+        assert np.all(np.isfinite(traj[k])), k
+    assert np.all(traj["cost"] >= 0)
+    costs = sum(v for k, v in traj["metrics"].items() if k.startswith("cost/"))
+    np.testing.assert_allclose(traj["cost"], costs, rtol=1e-6)
+    rewards = traj["metrics"]["reward/distance"] + traj["metrics"]["reward/goal"]
+    np.testing.assert_allclose(traj["reward"], rewards, rtol=1e-5, atol=1e-7)
+    assert np.any(traj["reward"] != 0)
+
+
+def test_autoreset_truncates_every_seven_steps():
+    _, _, traj = rollout()
+    ends = np.zeros((T, N_ENVS))
+    ends[[6, 13]] = 1.0
+    np.testing.assert_array_equal(traj["done"], ends)
+    np.testing.assert_array_equal(traj["truncation"], ends)  # a Point never terminates
+    np.testing.assert_array_equal(traj["metrics"]["episode/done"], ends)
+    # the step counter restarts with the new episode
+    np.testing.assert_array_equal(traj["steps"][:, 0], [1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2])
+
+
+def test_episode_stats_equal_sums_over_the_finished_episode():
+    _, _, traj = rollout()
+    m = traj["metrics"]
+    for start, end in [(0, 6), (7, 13)]:
+        np.testing.assert_allclose(m["episode/return"][end], traj["reward"][start : end + 1].sum(0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(m["episode/cost"][end], traj["cost"][start : end + 1].sum(0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(m["episode/length"][end], 7.0)
+    not_end = traj["done"] == 0
+    for k in ("episode/return", "episode/cost", "episode/length"):
+        assert np.all(m[k][not_end] == 0), k
+
+
+def test_autoreset_draws_a_fresh_layout_and_keeps_final_obs():
+    env, first, traj = rollout()
+    suite = env.suite
+    done = traj["done"] > 0
+    # final_obs is the pre-reset observation: it differs from the new episode's where done, equals it elsewhere
+    assert np.all(np.any(traj["final_obs"][done] != traj["obs"][done], axis=-1))
+    np.testing.assert_array_equal(traj["final_obs"][~done], traj["obs"][~done])
+    # hazards are fixed within an episode, new after each reset, and differ between envs
+    zones = traj["task"]["cylinder_zones"]
+    before = traj["task_before"]["cylinder_zones"]
+    for t in range(T):
+        same = np.all(zones[t] == before[t], axis=(-1, -2))
+        np.testing.assert_array_equal(same, ~done[t])
+    assert not np.allclose(first["task"]["cylinder_zones"][0], first["task"]["cylinder_zones"][1])
+    # every layout drawn keeps the agent clear of the hazards and of the goal
+    layouts = [(first["qpos"][:, :2], first["task"])] + [
+        (traj["qpos"][t][:, :2], jax.tree.map(lambda x, t=t: x[t], traj["task"])) for t in (6, 13)
+    ]
+    for agent, task in layouts:
+        d = np.linalg.norm(task["cylinder_zones"] - agent[:, None], axis=-1)
+        assert np.all(d >= suite.agent_keepout + suite.hazards["cylinder_zones"].keepout - 1e-5)
+        d = np.linalg.norm(task["goal"] - agent[:, None], axis=-1)
+        assert np.all(d >= suite.agent_keepout + suite.props["goal"].keepout - 1e-5)
+        np.testing.assert_array_equal(task["hazards"], task["cylinder_zones"])
+    # the goal moved at every reset too
+    for t in (6, 13):
+        assert np.all(np.any(traj["task"]["goal"][t] != traj["task_before"]["goal"][t], axis=(-1, -2)))
+    # Point reset noise: +-0.005 on the joint velocities
+    assert np.all(np.abs(first["qvel"]) <= 0.005 + 1e-7) and np.any(first["qvel"] != 0)
+
+
+def test_reset_observation_belongs_to_the_new_layout():
+    _, _, traj = rollout()
+    for t in (6, 13):
+        for i in range(N_ENVS):
+            new = pseudo_lidar(traj["qpos"][t, i, :2], traj["qpos"][t, i, 2], traj["task"]["hazards"][t, i],
+                               num_bins=16, max_dist=3.0)
+            np.testing.assert_allclose(traj["obs"][t, i, HAZARD_LIDAR], np.asarray(new), atol=1e-5)
+            # final_obs saw the old layout from about where the agent was one step (0.08 s) earlier
+            old = pseudo_lidar(traj["qpos_before"][t, i, :2], traj["qpos_before"][t, i, 2],
+                               traj["task_before"]["hazards"][t, i], num_bins=16, max_dist=3.0)
+            final = traj["final_obs"][t, i, HAZARD_LIDAR]
+            to_old, to_new = np.linalg.norm(final - np.asarray(old)), np.linalg.norm(final - np.asarray(new))
+            assert to_old < 0.5 * to_new, (to_old, to_new)

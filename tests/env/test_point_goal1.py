@@ -1,0 +1,138 @@
+"""PointGoal1 (``episode_length=7, goal_radius=0.5``): Goal reward and goal respawn on hand-placed
+states, costs through ``env.step`` and the time limit.
+
+Compiled programs: ``arrange`` and ``step`` of the shared env (``tests/env/conftest.py``).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import crax
+from tests.env.conftest import POINT_GOAL1
+
+GOAL_COMPASS = slice(44, 46)
+ZONES = [(x, y) for y in (-1.6, 1.6) for x in (-2.0, -1.2, -0.4, 0.4, 1.2, 2.0)]
+"""Twelve zones (r 0.4) in two rows, leaving a free band around the agent at the origin."""
+
+
+def dist(a, b):
+    return float(np.linalg.norm(np.asarray(a, np.float64) - np.asarray(b, np.float64)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reward on hand-placed states: r = alpha_dist (d_{t-1} - d_t) + alpha_goal n_reached.
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "goal", "reached"),
+    [
+        ((0.0, 0.0), (0.5, 0.0), (1.5, 0.0), False),  # 0.5 closer
+        ((0.0, 0.0), (-0.3, 0.4), (1.5, 0.0), False),  # moved away
+        ((0.0, 0.0), (1.1, 0.0), (1.5, 0.0), True),  # d = 0.4 <= goal_radius 0.5 (override)
+        ((1.0, -1.0), (1.0, -0.5), (1.0, 0.0), True),  # d = 0.5: on the rim counts
+        ((0.0, 0.0), (0.9, 0.0), (1.5, 0.0), False),  # d = 0.6
+    ],
+)
+def test_goal_reward_on_hand_placed_states(point_goal1, before, after, goal, reached):
+    env = point_goal1.env
+    s0 = point_goal1.arrange(before, 0.0, goal=[goal], cylinder_zones=ZONES)
+    s1 = point_goal1.arrange(after, 0.0, goal=[goal], cylinder_zones=ZONES)
+    _, tr = env.suite.transition(env.mjx_model, s0.data, s1.data, s1.info["task"], jnp.zeros(2))
+    want = dist(before, goal) - dist(after, goal) + (1.0 if reached else 0.0)
+    assert float(tr.reward) == pytest.approx(want, abs=1e-5)
+    assert float(tr.rewards["distance"]) == pytest.approx(dist(before, goal) - dist(after, goal), abs=1e-5)
+    assert float(tr.rewards["goal"]) == (1.0 if reached else 0.0)
+    moved = not np.allclose(np.asarray(tr.task["goal"]), [goal])
+    assert moved == reached
+
+
+def test_reward_weights_are_overridable(point_goal1):
+    env = crax.make("PointGoal1", alpha_dist=2.0, reward_goal=5.0, goal_radius=0.5)
+    s0 = point_goal1.arrange((0.0, 0.0), 0.0, goal=[(1.5, 0.0)])
+    s1 = point_goal1.arrange((1.2, 0.0), 0.0, goal=[(1.5, 0.0)])
+    _, tr = env.suite.transition(env.mjx_model, s0.data, s1.data, s1.info["task"], jnp.zeros(2))
+    assert float(tr.reward) == pytest.approx(2.0 * 1.2 + 5.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_goal_respawns_away_from_hazards_when_reached(point_goal1, seed):
+    env = point_goal1.env
+    suite = env.suite
+    state = point_goal1.arrange((0.0, 0.0), 0.4, goal=[(0.3, 0.0)], cylinder_zones=ZONES, seed=seed)
+    nxt = point_goal1.step(state, jnp.zeros(2))
+    # the agent does not move (no velocity, zero action): the whole reward is the goal bonus
+    assert float(nxt.reward) == 1.0
+    assert float(nxt.metrics["reward/goal"]) == 1.0 and float(nxt.metrics["goals_reached"]) == 1.0
+    assert float(nxt.metrics["reward/distance"]) == 0.0
+    assert float(nxt.cost) == 0.0
+
+    goal = np.asarray(nxt.info["task"]["goal"][0])
+    assert dist(goal, (0.3, 0.0)) > 0.5
+    assert np.all(np.abs(goal) <= suite.extent)
+    goal_keepout = suite.props["goal"].keepout
+    assert dist(goal, (0.0, 0.0)) >= suite.agent_keepout + goal_keepout - 1e-6
+    zone_keepout = suite.hazards["cylinder_zones"].keepout
+    for z in ZONES:
+        assert dist(goal, z) >= zone_keepout + goal_keepout - 1e-6
+    # the goal's mocap body moved with it and the observation already points at the new goal
+    mocap = np.asarray(nxt.data.mocap_pos[suite.props["goal"].mocap_ids[0]])
+    np.testing.assert_allclose(mocap[:2], goal, atol=1e-6)
+    c, s = np.cos(0.4), np.sin(0.4)
+    ego = np.array([c * goal[0] + s * goal[1], -s * goal[0] + c * goal[1]])
+    np.testing.assert_allclose(np.asarray(nxt.obs[GOAL_COMPASS]), ego / np.linalg.norm(ego), atol=1e-5)
+    # hazards never move
+    np.testing.assert_allclose(np.asarray(nxt.info["task"]["cylinder_zones"]), ZONES, atol=1e-6)
+
+
+def test_respawn_positions_differ_between_keys(point_goal1):
+    goals = []
+    for seed in range(3):
+        state = point_goal1.arrange((0.0, 0.0), 0.0, goal=[(0.3, 0.0)], cylinder_zones=ZONES, seed=seed)
+        goals.append(np.asarray(point_goal1.step(state, jnp.zeros(2)).info["task"]["goal"][0]))
+    assert len({tuple(g.round(4)) for g in goals}) == 3
+
+
+def test_step_reward_matches_distance_progress(point_goal1):
+    env = point_goal1.env
+    state = point_goal1.arrange((-1.0, 0.2), 0.0, qvel=(0.8, -0.3, 0.0), goal=[(1.5, 0.5)], cylinder_zones=ZONES)
+    nxt = point_goal1.step(state, jnp.asarray([0.5, 0.0]))
+    goal = (1.5, 0.5)
+    before = np.asarray(env.body.position(state.data)[:2])
+    after = np.asarray(env.body.position(nxt.data)[:2])
+    assert dist(before, after) > 0.01  # it moved
+    assert float(nxt.reward) == pytest.approx(dist(before, goal) - dist(after, goal), abs=1e-5)
+    assert float(nxt.metrics["reward/goal"]) == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Costs and the time limit through env.step.
+
+
+def test_step_costs_wall_contact(point_goal1):
+    state = point_goal1.arrange((2.96, 0.0), 0.0)
+    assert float(state.metrics["cost/contact"]) == 3.0
+    nxt = point_goal1.step(state, jnp.asarray([1.0, 0.0]))  # pushing into the wall
+    assert float(nxt.metrics["cost/contact"]) == 3.0
+    assert float(nxt.cost) == 3.0
+    assert float(nxt.data.qpos[0]) < 3.0  # the wall blocks it
+
+
+def test_step_costs_zone_proximity(point_goal1):
+    state = point_goal1.arrange((0.0, 0.0), 0.0, cylinder_zones=[(0.1, 0.0)])
+    nxt = point_goal1.step(state, jnp.zeros(2))
+    assert float(nxt.metrics["cost/cylinder_zones"]) == pytest.approx(2.0 * (1 - 0.1 / 0.4), rel=1e-5)
+    assert float(nxt.cost) == pytest.approx(1.5, rel=1e-5)
+    assert float(nxt.metrics["cost/contact"]) == 0.0
+
+
+@pytest.mark.parametrize(("steps", "done"), [(0, 0.0), (5, 0.0), (6, 1.0)])
+def test_episode_length_override_truncates_at_step_7(point_goal1, steps, done):
+    assert point_goal1.env.episode_length == POINT_GOAL1["episode_length"] == 7
+    state = point_goal1.arrange((0.0, 0.0), 0.0, steps=steps)
+    nxt = point_goal1.step(state, jnp.zeros(2))
+    assert int(nxt.info["steps"]) == steps + 1
+    assert float(nxt.done) == done
+    assert float(nxt.truncation) == done
