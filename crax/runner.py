@@ -177,7 +177,7 @@ def train(
                 raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
             run_dir.mkdir(parents=True, exist_ok=True)
     config = config if config is not None else cls.Config()
-    if not isinstance(config, cls.Config):
+    if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
     ckpt.write_config(run_dir, learner=cls.name, env_id=env_id, env_kwargs=dict(env_kwargs or {}), config=config)
     return _train_loop(cls, config, env_obj, env_id, run_dir, resume, progress)

@@ -330,7 +330,7 @@ class Trainer:
     """
 
     def __init__(self, learner_cls: type[ConstrainedPPO], config: PPOConfig, env: Env):
-        if not isinstance(config, learner_cls.Config):
+        if type(config) is not learner_cls.Config:
             raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
                              f"{learner_cls.name!r}, got {type(config).__qualname__}")
         self.learner_cls = learner_cls
@@ -338,6 +338,7 @@ class Trainer:
         self.env = env
         single = learner_cls.wrap_env(EpisodeStats(env), config)
         self.train_env = AutoReset(Vmap(single, config.num_envs))
+        self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
         self.eval_env = Vmap(single, config.eval_envs)
         self.observation_size = single.observation_size
         self.action_size = env.action_size
@@ -404,34 +405,56 @@ class Trainer:
         return self._compiled[n](state)
 
     def _run_impl(self, state: TrainState, n: int):
-        def one_seed(ts):
-            return jax.lax.scan(lambda c, _: self._iteration(c), ts, None, length=n)
+        state, metrics = jax.lax.scan(lambda ts, _: self._iteration(ts), state, None, length=n)
+        return state, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), metrics)  # (S, n)
 
-        return jax.vmap(one_seed)(state)
+    def _rollout(self, models, env_state: State, keys: jax.Array):
+        """Rollout of every seed: arrays ``(S, T, N, ...)``.
 
-    def _rollout(self, learner: ConstrainedPPO, env_state: State, key: jax.Array):
-        env = self.train_env
+        Policies run vmapped over seeds, but the envs of all seeds step as one flat batch of
+        ``S · N`` envs outside that vmap: under ``jax.vmap`` the auto-reset's ``lax.cond`` would
+        turn into a select and run the reset at every step.
+        """
+        s_, n_ = self.config.num_seeds, self.config.num_envs
+        flat = lambda x: x.reshape((s_ * n_, *x.shape[2:]))  # noqa: E731
+        unflat = lambda x: x.reshape((s_, n_, *x.shape[1:]))  # noqa: E731
 
-        def step(s: State, k: jax.Array):
-            loc, scale = learner.policy(s.obs)
-            u = loc + scale * jax.random.normal(k, loc.shape)
-            ns = env.step(s, jnp.tanh(u))
+        def act(model, obs, k):
+            learner = nnx.merge(self.graphdef, model)[0]
+            loc, scale = learner.policy(obs)
+            return loc + scale * jax.random.normal(k, loc.shape), loc, scale
+
+        def reward(model, r, c):
+            return nnx.merge(self.graphdef, model)[0].training_reward(r, c)
+
+        def step(s: State, ks: jax.Array):
+            u, loc, scale = jax.vmap(act)(models, s.obs, ks)
+            ns = jax.tree.map(unflat, self.flat_env.step(jax.tree.map(flat, s), flat(jnp.tanh(u))))
             tr = Transition(
                 obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
-                reward=learner.training_reward(ns.reward, ns.cost), cost=ns.cost, done=ns.done,
+                reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=ns.cost, done=ns.done,
                 truncation=ns.truncation, final_obs=ns.info["final_obs"],
                 episode={k: ns.metrics[f"episode/{k}"] for k in ("return", "cost", "length", "done")},
             )
             return ns, tr
 
-        return jax.lax.scan(step, env_state, jax.random.split(key, self.config.steps_per_env))
+        step_keys = jax.vmap(lambda k: jax.random.split(k, self.config.steps_per_env))(keys)  # (S, T)
+        env_state, tr = jax.lax.scan(step, env_state, jnp.swapaxes(step_keys, 0, 1))
+        return env_state, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), tr)
 
     def _iteration(self, ts: TrainState):
-        c = self.config
-        learner, opt = nnx.merge(self.graphdef, ts.model)
-        key, k_roll, k_sgd = jax.random.split(ts.key, 3)
-        env_state, tr = self._rollout(learner, ts.env, k_roll)  # arrays (T, N, ...)
+        keys = jax.vmap(lambda k: jax.random.split(k, 3))(ts.key)
+        env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1])
+        model, metrics = jax.vmap(self._learn)(ts.model, tr, keys[:, 2])
+        steps = jnp.asarray(self.config.steps_per_iteration, jnp.int32)
+        new = TrainState(model=model, env=env_state, key=keys[:, 0], env_steps=ts.env_steps + steps,
+                         iteration=ts.iteration + 1)
+        return new, metrics
 
+    def _learn(self, model, tr: Transition, key: jax.Array):
+        """One seed's update from its rollout ``(T, N, ...)``: normalizer, GAE, multiplier, SGD."""
+        c = self.config
+        learner, opt = nnx.merge(self.graphdef, model)
         if c.normalize_observations:
             learner.normalizer.update(tr.obs)
         v_r, v_c = learner.values(tr.obs)
@@ -451,7 +474,7 @@ class Trainer:
             "scale": flat(tr.scale), "adv_r": _normalize(flat(adv_r)), "adv_c": _normalize(flat(adv_c)),
             "target_r": flat(target_r), "target_c": flat(target_c),
         }
-        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, violation, k_sgd)
+        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, violation, key)
 
         done = tr.episode["done"]
         n_done = done.sum()
@@ -466,10 +489,7 @@ class Trainer:
             **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
             **jax.tree.map(jnp.mean, sgd_metrics),
         }
-        steps = jnp.asarray(c.steps_per_iteration, jnp.int32)
-        new = TrainState(model=model, env=env_state, key=key, env_steps=ts.env_steps + steps,
-                         iteration=ts.iteration + 1)
-        return new, metrics
+        return model, metrics
 
     def _update(self, model, batch: dict[str, jax.Array], violation: jax.Array, key: jax.Array):
         c = self.config

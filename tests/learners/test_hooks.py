@@ -156,7 +156,7 @@ def test_saute_budget_and_penalty():
     state = env.reset(jax.random.key(0))
     assert env.observation_size == ToyEnv().observation_size + 1
     assert float(state.obs[-1]) == 1.0
-    action = jnp.asarray([1.0, 0.0])  # reward 0.1, cost 1 every step (hazard covers the plane)
+    action = jnp.asarray([1.0, 0.0])  # reward 0.5, cost 1 every step (the hazard band covers the torus)
     zs, rewards = [], []
     for _ in range(3):
         state = env.step(state, action)
@@ -164,7 +164,7 @@ def test_saute_budget_and_penalty():
         rewards.append(float(state.reward))
     # with c/d = 0.5 and γ_b = 0.5 the budget is a fixed point: (1 − 0.5)/0.5 = 1
     np.testing.assert_allclose(zs, [1.0, 1.0, 1.0])
-    np.testing.assert_allclose(rewards, [0.1, 0.1, 0.1], rtol=1e-6)
+    np.testing.assert_allclose(rewards, [0.5, 0.5, 0.5], rtol=1e-6)
 
     env = SauteBudget(ToyEnv(episode_length=10, hazard_y=-10.0), safety_bound=2.0, discount=0.99, penalty=-3.0)
     state = env.reset(jax.random.key(0))
@@ -177,7 +177,7 @@ def test_saute_budget_and_penalty():
         assert float(state.obs[-1]) == pytest.approx(zs[-1])
     np.testing.assert_allclose(zs, [0.5 / 0.99, (0.5 / 0.99 - 0.5) / 0.99, expected], rtol=1e-5)
     assert zs[-1] < 0
-    np.testing.assert_allclose(rewards, [0.1, 0.1, -3.0], rtol=1e-6)
+    np.testing.assert_allclose(rewards, [0.5, 0.5, -3.0], rtol=1e-6)
 
 
 def test_ppo_saute_env_hook_keeps_true_episode_return():
@@ -188,7 +188,7 @@ def test_ppo_saute_env_hook_keeps_true_episode_return():
         state = env.step(state, jnp.asarray([1.0, 0.0]))
     assert float(state.reward) == pytest.approx(config.saute_penalty)
     assert float(state.metrics["episode/done"]) == 1.0
-    assert float(state.metrics["episode/return"]) == pytest.approx(0.4, rel=1e-5)  # the task reward
+    assert float(state.metrics["episode/return"]) == pytest.approx(2.0, rel=1e-5)  # the task reward
     assert float(state.metrics["episode/cost"]) == 4.0
     assert PPO.wrap_env(env, config) is env
 

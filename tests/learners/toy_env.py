@@ -1,4 +1,4 @@
-"""A tiny, fast `Env` for learner tests: a 2-D point with a reward, a cost, termination and a time limit."""
+"""A tiny, fast `Env` for learner tests: a point on a torus with a reward, a cost, termination and a time limit."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from crax.env import Env, State
 
 
 class ToyEnv(Env):
-    """Point in the plane; ``action`` moves it by ``0.1·a``.
+    """Point on the torus ``[-1, 1)²``; ``action`` moves it by ``0.1·a`` (wrapping around).
 
-    Reward: progress along the diagonal, ``0.5·(a_x + a_y)``. Cost: 1 while y > ``hazard_y``, so the
-    reward pulls the point into the hazard and a constrained learner must trade reward for cost.
-    Terminates when the point leaves the box ``|p| ≤ 2``; truncates after ``episode_length`` steps.
+    Reward: diagonal progress ``0.5·(a_x + a_y)``. Cost: 1 while ``y > hazard_y``, so the reward pulls
+    the point through the hazard band and a constrained learner must trade reward for cost (moving
+    along x below the band is safe). Terminates on entering the pit, a disc of radius 0.15 at
+    (−0.6, −0.6); truncates after ``episode_length`` steps. The torus keeps the state distribution
+    bounded, so critics never have to extrapolate to bootstrap a truncated episode.
     """
 
     def __init__(self, episode_length: int = 16, hazard_y: float = 0.2):
@@ -32,26 +34,22 @@ class ToyEnv(Env):
     def dt(self) -> float:
         return 0.1
 
-    def _obs(self, pos: jax.Array, t: jax.Array) -> jax.Array:
-        # No time feature: with the time limit bootstrapped as a truncation, the state is Markov in pos.
-        return jnp.concatenate([pos, jnp.zeros((1,), pos.dtype)])
-
     def reset(self, key: jax.Array) -> State:
         pos = jax.random.uniform(key, (2,), minval=-0.5, maxval=0.5)
-        t = jnp.zeros((), jnp.float32)
         zero = jnp.zeros((), jnp.float32)
-        return State(data={"pos": pos, "t": t}, obs=self._obs(pos, t), reward=zero, cost=zero, done=zero,
-                     truncation=zero, info={"steps": t}, metrics={"reward/progress": zero, "cost/hazard": zero})
+        return State(data={"pos": pos, "t": zero}, obs=pos, reward=zero, cost=zero, done=zero, truncation=zero,
+                     info={"steps": zero}, metrics={"reward/progress": zero, "cost/hazard": zero})
 
     def step(self, state: State, action: jax.Array) -> State:
-        pos = state.data["pos"] + 0.1 * jnp.clip(action, -1.0, 1.0)
+        action = jnp.clip(action, -1.0, 1.0)
+        pos = jnp.mod(state.data["pos"] + 0.1 * action + 1.0, 2.0) - 1.0
         t = state.data["t"] + 1.0
         reward = 0.5 * (action[0] + action[1])
         cost = (pos[1] > self.hazard_y).astype(jnp.float32)
-        terminated = jnp.any(jnp.abs(pos) > 2.0).astype(jnp.float32)
+        terminated = (jnp.linalg.norm(pos - jnp.asarray([-0.6, -0.6])) < 0.15).astype(jnp.float32)
         truncated = (t >= self._episode_length).astype(jnp.float32) * (1.0 - terminated)
         return state.replace(
-            data={"pos": pos, "t": t}, obs=self._obs(pos, t), reward=reward, cost=cost,
-            done=jnp.maximum(terminated, truncated), truncation=truncated, info={**state.info, "steps": t},
+            data={"pos": pos, "t": t}, obs=pos, reward=reward, cost=cost, done=jnp.maximum(terminated, truncated),
+            truncation=truncated, info={**state.info, "steps": t},
             metrics={"reward/progress": reward, "cost/hazard": cost},
         )

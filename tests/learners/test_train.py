@@ -1,0 +1,221 @@
+"""End-to-end runs on the toy env: the CLI entry points, run folders, resume, seeds and error paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from crax import checkpoint as ckpt
+from crax import runner
+from crax.learners import BUILTIN_LEARNERS, PPO, PPOLag, Trainer
+from crax.logging import read_metrics
+from tests.learners.conftest import TINY, TOY_ENV_ID, tiny
+from tests.learners.toy_env import ToyEnv
+
+STEPS_PER_ITER = 64  # TINY: 8 envs × 8 steps
+
+
+def tiny_flags(**overrides) -> list[str]:
+    values = {**TINY, **overrides}
+    flags = []
+    for k, v in values.items():
+        flags.append("--" + k.replace("_", "-"))
+        flags.extend(str(x) for x in v) if isinstance(v, tuple) else flags.append(str(v))
+    return flags
+
+
+def scalars(run_dir: Path, seed: int, tag: str) -> list[tuple[int, float]]:
+    acc = EventAccumulator(str(run_dir / "tb" / f"seed_{seed}"))
+    acc.Reload()
+    return [(e.step, e.value) for e in acc.Scalars(tag)]
+
+
+def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
+                       "--total-steps", str(4 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
+    out = capsys.readouterr().out
+    assert "seed 0: return" in out and str(run_dir) in out
+
+    record = json.loads((run_dir / "config.json").read_text())
+    assert record["learner"] == "ppo-lag" and record["env"] == TOY_ENV_ID
+    assert record["config"]["lambda_lr"] == 0.5 and record["config"]["total_steps"] == 4 * STEPS_PER_ITER
+    assert [s for s, _ in ckpt.checkpoints(run_dir)] == [2 * STEPS_PER_ITER, 4 * STEPS_PER_ITER]
+    tags = EventAccumulator(str(run_dir / "tb" / "seed_0")).Reload().Tags()["scalars"]
+    for tag in ("episode/return", "episode/cost", "episode/length", "multiplier/lagrange", "loss/policy",
+                "loss/value_reward", "loss/value_cost", "policy/kl", "policy/entropy", "perf/steps_per_second",
+                "eval/return", "eval/cost"):
+        assert tag in tags, tag
+    assert [s for s, _ in scalars(run_dir, 0, "loss/policy")] == [STEPS_PER_ITER * i for i in (1, 2, 3, 4)]
+
+    # Interrupt after the second checkpoint: drop the newest one, as if the run died before writing it.
+    (run_dir / "checkpoints" / f"step_{4 * STEPS_PER_ITER}.msgpack").unlink()
+    runner.train_main(["--resume", str(run_dir), "--total-steps", str(6 * STEPS_PER_ITER), "--no-progress"])
+    records = [r for r in read_metrics(run_dir) if "loss/policy" in r]
+    assert [r["step"] for r in records] == [STEPS_PER_ITER * i for i in range(1, 7)]  # no gap, no duplicate
+    assert [s for s, _ in ckpt.checkpoints(run_dir)][-1] == 6 * STEPS_PER_ITER
+    assert json.loads((run_dir / "config.json").read_text())["config"]["total_steps"] == 6 * STEPS_PER_ITER
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["env_steps"] == 6 * STEPS_PER_ITER and len(results["final"]) == 1
+
+    runner.eval_main([str(run_dir), "--episodes", "3"])
+    out = capsys.readouterr().out
+    assert "mean return" in out and ("-> safe" in out or "-> not safe" in out)
+
+
+def test_resume_restores_learner_state_exactly(tmp_path):
+    config = tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=0)
+    first = runner.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    trainer = Trainer(PPOLag, config, ToyEnv())
+    restored = ckpt.load_checkpoint(tmp_path / "r", trainer.abstract_state().model)
+    for a, b in zip(jax.tree.leaves(first.state.model), jax.tree.leaves(restored["model"]), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), b)
+    assert restored["env_steps"] == 2 * STEPS_PER_ITER and restored["iteration"] == 2
+    np.testing.assert_array_equal(jax.random.key_data(first.state.key), jax.random.key_data(restored["key"]))
+
+
+def test_vmapped_seeds_train_independently(tmp_path):
+    config = tiny(PPOLag.Config, total_steps=3 * STEPS_PER_ITER, num_seeds=3)
+    result = runner.train("ppo-lag", config, ToyEnv(), run_dir=tmp_path / "s", progress=False)
+    assert len(result.final) == 3 and len(result.evals[-1]["return"]) == 3
+    losses = {s: [r["loss/policy"] for r in result.history if r["seed"] == s and "loss/policy" in r] for s in range(3)}
+    assert all(len(v) == 3 for v in losses.values())
+    assert len({tuple(v) for v in losses.values()}) == 3
+    kernels = [np.asarray(result.trainer.learner(result.state, s).actor.net.layers[0].kernel[...]) for s in range(3)]
+    assert not np.allclose(kernels[0], kernels[1]) and not np.allclose(kernels[1], kernels[2])
+    for s in range(3):
+        assert scalars(result.run_dir, s, "loss/policy")
+
+
+@pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
+def test_every_learner_runs_one_compiled_program(cls):
+    trainer = Trainer(cls, tiny(cls.Config), ToyEnv())
+    state, metrics = trainer.run(trainer.init(jax.random.key(0)), 2)
+    assert int(state.env_steps[0]) == 2 * STEPS_PER_ITER
+    for k, v in metrics.items():
+        assert v.shape == (1, 2), k
+        assert np.all(np.isfinite(v)), k
+    expected = {"ppo-lag": {"lagrange"}, "ppo-pid": {"lagrange", "integral", "derivative", "prev_violation"},
+                "p3o": {"kappa"}, "focops": {"nu"}}.get(cls.name, set())
+    assert {k.split("/", 1)[1] for k in metrics if k.startswith("multiplier/")} == expected
+
+
+@pytest.fixture(scope="module")
+def ppo_baseline():
+    return _learn(PPO)
+
+
+def _learn(cls):
+    config = tiny(cls.Config, num_envs=32, batch_size=16, unroll_length=8, total_steps=512 * 150, safety_bound=2.0,
+                  eval_envs=32, learning_rate=3e-3, checkpoint_every=1000)
+    return runner.train(cls, config, ToyEnv(), run_dir=Path(os.environ.get("TMPDIR", "/tmp")) / f"crax-learn-{os.getpid()}-{cls.name}",
+                        progress=False)
+
+
+@pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo"])
+def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
+    result = _learn(runner.get_learner(name))
+    try:
+        assert ppo_baseline.final[0]["cost"] > 4.0  # the reward drives PPO through the hazard band
+        assert ppo_baseline.final[0]["return"] > 4.0  # and PPO learned (random policy: ~0)
+        assert result.final[0]["cost"] < 0.5 * ppo_baseline.final[0]["cost"]
+        assert result.final[0]["return"] > 2.0
+    finally:
+        shutil.rmtree(result.run_dir, ignore_errors=True)
+
+
+def test_console_script_trains(tmp_path):
+    script = Path(sys.executable).parent / "crax"
+    if not script.exists():
+        pytest.skip("the crax console script is not installed in this environment")
+    run_dir = tmp_path / "cli"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run([str(script), "train", "ppo", "--env", TOY_ENV_ID, "--run-dir", str(run_dir),
+                           "--no-progress", "--total-steps", str(STEPS_PER_ITER), *tiny_flags(checkpoint_every=1)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ckpt.checkpoints(run_dir) and list((run_dir / "tb" / "seed_0").glob("events.out.tfevents.*"))
+    proc = subprocess.run([str(script), "train", "nonsense", "--env", TOY_ENV_ID], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 2 and "nonsense" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- error paths ----------------------------------------------------------------------------------
+
+
+def test_unknown_learner_name_lists_choices(capsys):
+    with pytest.raises(ValueError, match="valid choices: .*ppo-lag"):
+        runner.get_learner("ppo-lagrange")
+    with pytest.raises(SystemExit) as exc:
+        runner.train_main(["ppo-lagrange", "--env", TOY_ENV_ID])
+    assert exc.value.code == 2
+    assert "ppo-lag" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("num_envs", 0, "num_envs"),
+    ("batch_size", 3, "multiple of num_envs"),
+    ("discounting", 1.5, "discounting"),
+    ("total_steps", -1, "total_steps"),
+])
+def test_bad_config_values_raise_value_error(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(PPOLag.Config, **{field: value})
+
+
+def test_bad_config_flag_exits_cleanly(capsys):
+    with pytest.raises(SystemExit) as exc:
+        runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--batch-size", "3"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit):
+        runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--lambda-learning-rate", "1.0"])
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_unknown_field_in_stored_config(tmp_path):
+    with pytest.raises(ValueError, match="unknown config field.*bogus"):
+        ckpt.config_from_dict(PPOLag.Config, {"bogus": 1})
+    with pytest.raises(ValueError, match="learner 'ppo' takes a PPOConfig, got PPOLagConfig"):
+        runner.train(PPO, tiny(PPOLag.Config), ToyEnv(), run_dir=tmp_path / "x")
+
+
+def test_missing_and_corrupt_checkpoints(tmp_path, capsys):
+    config = tiny(PPO.Config, total_steps=STEPS_PER_ITER, num_evals=0)
+    run_dir = tmp_path / "r"
+    runner.train(PPO, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
+    (path,) = [p for _, p in ckpt.checkpoints(run_dir)]
+
+    path.write_bytes(b"\x93not a checkpoint")
+    with pytest.raises(ValueError, match="corrupt"):
+        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    with pytest.raises(SystemExit):
+        runner.eval_main([str(run_dir)])
+    err = capsys.readouterr().err
+    assert "corrupt" in err and "Traceback" not in err
+
+    path.unlink()
+    with pytest.raises(ValueError, match="no checkpoint"):
+        runner.evaluate(run_dir)
+    with pytest.raises(ValueError, match="does not exist"):
+        runner.train(None, run_dir=tmp_path / "nowhere", resume=True)
+    with pytest.raises(ValueError, match="not a crax run folder"):
+        runner.evaluate(tmp_path)
+    with pytest.raises(ValueError, match="already holds a run"):
+        runner.train(PPO, config, ToyEnv(), run_dir=run_dir)
+
+
+def test_checkpoint_of_another_config_is_rejected(tmp_path):
+    config = tiny(PPO.Config, total_steps=STEPS_PER_ITER, num_evals=0)
+    runner.train(PPO, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    bigger = Trainer(PPO, tiny(PPO.Config, critic_hidden=(32,)), ToyEnv())
+    with pytest.raises(ValueError, match="does not match"):
+        ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state().model)
