@@ -8,3 +8,10 @@ def crax_register_bodies():
     from crax_example_plugin.sled import Sled
 
     return [Sled]
+
+
+@hookimpl
+def crax_register_learners():
+    from crax_example_plugin.learner import CappedPPOLag
+
+    return [CappedPPOLag]
