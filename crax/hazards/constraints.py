@@ -16,6 +16,7 @@ import numpy as np
 from flax import nnx
 
 from crax.hazards.base import Placeable
+from crax.scene import body_geom_ids, geom_ids
 from crax.sensors.base import Context
 
 
@@ -69,8 +70,6 @@ class HazardContact(Constraint):
         self.term = term
 
     def bind(self, m: mujoco.MjModel) -> None:
-        from crax.scene import body_geom_ids, geom_ids
-
         target = np.full(m.ngeom + 1, len(self.geoms), np.int32)  # index -1 (empty slot) -> "none"
         target[list(geom_ids(m, self.geoms))] = np.arange(len(self.geoms))
         agent = np.zeros(m.ngeom + 1, bool)

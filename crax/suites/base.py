@@ -88,10 +88,6 @@ class Suite(nnx.Module):
             out[c.term] = out.get(c.term, 0.0) + c.cost(ctx).astype(jnp.float32)
         return out
 
-    @property
-    def sensor_sizes(self) -> dict[str, int]:
-        return {type(s).__name__: s.size for s in self.sensors}
-
 
 class TaskEnv(Env):
     """Runs a :class:`Suite` on MJX: scene assembly, physics substeps, time limit, metrics.
