@@ -27,5 +27,7 @@ __all__ = ["Env", "State", "__version__", "env_ids", "hookimpl", "make", "names"
 
 def names() -> dict[str, list[str]]:
     """Registered component names by kind (bodies, sensors, hazards, constraints, suites, learners)."""
+    from crax.plugins.manager import KINDS
+
     reg = registry()
-    return {kind: sorted(reg.table(kind)) for kind in ("bodies", "suites", "sensors", "hazards", "constraints", "learners")}
+    return {kind: sorted(reg.table(kind)) for kind in KINDS}

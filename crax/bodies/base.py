@@ -80,6 +80,11 @@ class Body(nnx.Module):
     def action_size(self) -> int:
         return len(self.ctrl_range)
 
+    @property
+    def dt(self) -> float:
+        """Control step: physics timestep × frame skip."""
+        return self.timestep * self.frame_skip
+
     def qpos(self, data: mjx.Data) -> jax.Array:
         return data.qpos[slice(*self.qpos_adr)]
 

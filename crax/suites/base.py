@@ -130,18 +130,17 @@ class TaskEnv(Env):
 
     @property
     def dt(self) -> float:
-        return self.body.timestep * self.body.frame_skip
+        return self.body.dt
 
     def reset(self, key: jax.Array) -> State:
         key, task_key = jax.random.split(key)
         data, task = self.suite.init_task(self.mjx_model, self._data0, task_key)
         data = mjx.forward(self.mjx_model, data)
         ctx = self.suite.context(self.mjx_model, data, task)
-        costs = self.suite.costs(ctx)
         zero = jnp.zeros((), jnp.float32)
-        rewards, extra = jax.eval_shape(self._terms, data, task)
+        rewards, costs, extra = jax.eval_shape(self._terms, data, task)
         metrics = {f"reward/{k}": jnp.zeros(v.shape, v.dtype) for k, v in rewards.items()}
-        metrics.update({f"cost/{k}": jnp.zeros_like(v) for k, v in costs.items()})
+        metrics.update({f"cost/{k}": jnp.zeros(v.shape, v.dtype) for k, v in costs.items()})
         metrics.update({k: jnp.zeros(v.shape, v.dtype) for k, v in extra.items()})
         info = {"task": task, "steps": jnp.zeros((), jnp.int32), "rng": key}
         return State(
@@ -149,9 +148,11 @@ class TaskEnv(Env):
             info=info, metrics=metrics,
         )
 
-    def _terms(self, data: mjx.Data, task: dict[str, Any]) -> tuple[dict, dict]:
-        _, tr = self.suite.transition(self.mjx_model, data, data, task, jnp.zeros(self.action_size))
-        return tr.rewards, tr.extra_metrics
+    def _terms(self, data: mjx.Data, task: dict[str, Any]) -> tuple[dict, dict, dict]:
+        """Reward terms, cost terms and extra metrics of a step (for their names and shapes)."""
+        data, tr = self.suite.transition(self.mjx_model, data, data, task, jnp.zeros(self.action_size))
+        costs = self.suite.costs(self.suite.context(self.mjx_model, data, tr.task))
+        return tr.rewards, costs, tr.extra_metrics
 
     def step(self, state: State, action: jax.Array) -> State:
         if tuple(action.shape) != (self.action_size,):

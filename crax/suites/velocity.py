@@ -73,8 +73,7 @@ class Velocity(Suite):
         return data, {"velocity": jnp.zeros((), jnp.float32)}
 
     def transition(self, model, before, data, task, action):
-        dt = self.body.timestep * self.body.frame_skip
-        displacement = (self.body.position(data) - self.body.position(before))[:2] / dt
+        displacement = (self.body.position(data) - self.body.position(before))[:2] / self.body.dt
         forward = displacement[0]
         speed = forward if self.planar else jnp.linalg.norm(displacement)
         healthy = self.body.healthy(data)
