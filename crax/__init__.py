@@ -16,6 +16,12 @@ _flags = _os.environ.get("XLA_FLAGS", "")
 if "xla_force_host_platform_device_count" not in _flags and _n != "1":
     _os.environ["XLA_FLAGS"] = f"{_flags} --xla_force_host_platform_device_count={_n}".strip()
 
+# Batched MJX steps with contacts deadlock XLA:CPU's thread pool inside jaxlib's LAPACK kernels;
+# split their batches so every call runs inline (see crax/_lapack.py; opt out: CRAX_SPLIT_LAPACK=0).
+from crax import _lapack  # noqa: E402
+
+_lapack.install()
+
 from crax.env import Env, State, wrap_for_training  # noqa: E402
 from crax.make import env_ids, make, parse_id  # noqa: E402
 from crax.plugins import hookimpl, registry  # noqa: E402

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import jax
 
@@ -28,22 +29,26 @@ class BenchRow:
         return self.physics_steps_per_s / self.env_steps_per_s
 
 
-def _time(fn, state, key, repeats: int) -> tuple[float, float]:
-    """(compile seconds, best seconds per call)."""
+def _compile(fn, *args) -> tuple[Any, float]:
+    """(compiled function, compile seconds)."""
     t = time.perf_counter()
-    compiled = jax.jit(fn).lower(state, key).compile()
-    compile_s = time.perf_counter() - t
-    jax.block_until_ready(compiled(state, key))  # warm-up
-    best = float("inf")
-    for i in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(compiled(state, jax.random.fold_in(key, i)))
-        best = min(best, time.perf_counter() - t)
-    return compile_s, best
+    compiled = jax.jit(fn).lower(*args).compile()
+    return compiled, time.perf_counter() - t
+
+
+def _timed(compiled, state, key) -> float:
+    t = time.perf_counter()
+    jax.block_until_ready(compiled(state, key))
+    return time.perf_counter() - t
 
 
 def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
-    """Measures random-action env steps/s (auto-reset included) and bare physics steps/s."""
+    """Measures random-action env steps/s (auto-reset included) and bare physics steps/s.
+
+    The env and the physics calls alternate (``repeats`` of each, after one warm-up call each),
+    and the fastest of each is kept: a load that comes and goes on a shared machine then slows
+    both alike instead of skewing their ratio.
+    """
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
     model, skip = env.mjx_model, env.body.frame_skip
 
@@ -68,8 +73,15 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     local_env = wrap_for_training(env, local)
     key = jax.random.key(0)
     state = shard_batch(jax.jit(wrap_for_training(env, num_envs).reset)(key), num_envs)
-    compile_s, env_s = _time(env_fn, state, key, repeats)
-    _, phys_s = _time(physics_fn, state.data, key, repeats)
+    env_c, compile_s = _compile(env_fn, state, key)
+    phys_c, _ = _compile(physics_fn, state.data, key)
+    _timed(env_c, state, key)  # warm-up
+    _timed(phys_c, state.data, key)
+    env_s = phys_s = float("inf")
+    for i in range(repeats):
+        k = jax.random.fold_in(key, i)
+        env_s = min(env_s, _timed(env_c, state, k))
+        phys_s = min(phys_s, _timed(phys_c, state.data, k))
     n = num_envs * steps
     return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
 

@@ -32,7 +32,8 @@ class ListCmd:
         reg = crax.registry()
         print("bodies:")
         for name, cls in sorted(reg.bodies.items()):
-            print(f"  {name:<14} kinds: {', '.join(sorted(cls.kinds))}")
+            suites = sorted(s for s, sc in reg.suites.items() if supports(sc, cls))
+            print(f"  {name:<14} kinds: {', '.join(sorted(cls.kinds)):<24} suites: {', '.join(suites) or '(none)'}")
         print("suites:")
         for name, cls in sorted(reg.suites.items()):
             bodies = sorted(b for b, bc in reg.bodies.items() if supports(cls, bc))

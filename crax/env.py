@@ -184,8 +184,22 @@ class AutoReset(Wrapper):
     Wraps a :class:`Vmap`-ed env. ``reward``, ``cost``, ``done``, ``truncation`` and ``metrics``
     of the finishing step are kept; physics, observation and task state are those of the new
     episode. ``info["final_obs"]`` always holds the observation the step produced, before any
-    reset, for bootstrapping truncated episodes. The reset runs only when some env is done.
+    reset, for bootstrapping truncated episodes.
+
+    The reset runs only when some env is done. When at most ``max_partial`` envs are done (bodies
+    that fall often, e.g. Hopper under a poor policy, finish a few envs on most steps), only those
+    are reset: their indices are gathered into a fixed-size slot array, reset, and scattered back,
+    so the step does not pay a reset of the whole batch. More done envs reset the whole batch.
+
+    Args:
+      env: a :class:`Vmap`-ed env.
+      max_partial: size of the partial-reset slot array; default ``max(1, num_envs // 8)``.
     """
+
+    def __init__(self, env: Env, max_partial: int | None = None):
+        super().__init__(env)
+        n = getattr(env, "num_envs", None)
+        self.max_partial = max_partial if max_partial is not None else max(1, (n or 8) // 8)
 
     def reset(self, key: jax.Array) -> State:
         key, sub = jax.random.split(key)
@@ -194,27 +208,48 @@ class AutoReset(Wrapper):
         info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs}
         return state.replace(info=info)
 
+    def _single_reset(self, keys: jax.Array) -> State:
+        """Resets of the unbatched env for a batch of keys of any length."""
+        inner = self.env.env if isinstance(self.env, Vmap) else None
+        if inner is None:
+            return self.env.reset(keys)
+        return jax.vmap(inner.reset)(keys)
+
     def step(self, state: State, action: jax.Array) -> State:
         state = self.env.step(state, action)
         state = state.replace(info={**state.info, "final_obs": state.obs})
         done = state.done > 0
+        n = done.shape[0]
 
-        def reset_done(state: State) -> State:
+        def merge(state: State, fresh: State, where: Any, new_keys: jax.Array) -> State:
+            inner = {k: v for k, v in state.info.items() if k in fresh.info}
+            info = {**state.info, **where(fresh.info, inner), "autoreset_key": new_keys}
+            return state.replace(data=where(fresh.data, state.data), obs=where(fresh.obs, state.obs), info=info)
+
+        def reset_all(state: State) -> State:
             keys = jax.vmap(jax.random.split)(state.info["autoreset_key"])
             fresh = self.env.reset(keys[:, 1])
-            inner = {k: v for k, v in state.info.items() if k in fresh.info}
-            info = {
-                **state.info,
-                **_select(done, fresh.info, inner),
-                "autoreset_key": _select(done, keys[:, 0], state.info["autoreset_key"]),
-            }
-            return state.replace(
-                data=_select(done, fresh.data, state.data),
-                obs=_select(done, fresh.obs, state.obs),
-                info=info,
-            )
+            new_keys = _select(done, keys[:, 0], state.info["autoreset_key"])
+            return merge(state, fresh, lambda a, b: _select(done, a, b), new_keys)
 
-        return jax.lax.cond(jnp.any(done), reset_done, lambda s: s, state)
+        def reset_some(state: State) -> State:
+            slots = jnp.nonzero(done, size=self.max_partial, fill_value=n)[0]  # n: empty slot
+            valid = slots < n
+            gather = jnp.minimum(slots, n - 1)
+            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"][gather])
+            fresh = self._single_reset(keys[:, 1])
+
+            def scatter(new, old):
+                return jax.tree.map(lambda a, b: b.at[jnp.where(valid, slots, n)].set(a, mode="drop"), new, old)
+
+            new_keys = state.info["autoreset_key"].at[jnp.where(valid, slots, n)].set(keys[:, 0], mode="drop")
+            return merge(state, fresh, scatter, new_keys)
+
+        count = jnp.sum(done)
+        if self.max_partial >= n:
+            return jax.lax.cond(count > 0, reset_all, lambda s: s, state)
+        branch = jnp.where(count == 0, 0, jnp.where(count <= self.max_partial, 1, 2))
+        return jax.lax.switch(branch, [lambda s: s, reset_some, reset_all], state)
 
 
 def wrap_for_training(env: Env, num_envs: int) -> Env:

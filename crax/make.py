@@ -40,7 +40,13 @@ def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
         raise ValueError(f"env id {env_id!r} names no known suite; valid suites: {', '.join(sorted(reg.suites))}")
     suite_name = max(candidates, key=len)
     suite = reg.suites[suite_name]
-    body_name = stem[: -len(suite_name)] or suite.default_body
+    named = stem[: -len(suite_name)]
+    if named and suite.default_body is not None:
+        raise ValueError(
+            f"env id {env_id!r}: {suite_name} ids name no body (its body is {suite.default_body}); "
+            f"valid ids: {', '.join(f'{suite_name}{lv}' for lv in suite.levels)}"
+        )
+    body_name = named or suite.default_body
     if body_name is None:
         raise ValueError(f"env id {env_id!r} names no body; valid bodies: {', '.join(sorted(reg.bodies))}")
     body = reg.get("bodies", body_name)

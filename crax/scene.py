@@ -23,17 +23,20 @@ class Category(enum.IntFlag):
     AGENT_FLOATING = 4  # agent geoms that never touch the floor (the Point's sphere)
     HAZARD = 8  # collidable hazards (pillars, gremlins)
     WALL = 16
-    PROP = 32  # movable props (Push's block): touch floor, walls and agent, pass through hazards
+    PROP = 32  # movable props: touch floor, walls and agent, pass through hazards
+    PROP_FLOATING = 64  # props on planar joints (Push's block): touch the agent only; joint limits keep them in
 
 
 _AGENTS = Category.AGENT | Category.AGENT_FLOATING
+_PROPS = Category.PROP | Category.PROP_FLOATING
 TOUCHES: dict[Category, Category] = {
     Category.FLOOR: Category.AGENT | Category.PROP,
-    Category.AGENT: Category.FLOOR | Category.HAZARD | Category.WALL | Category.PROP,
-    Category.AGENT_FLOATING: Category.HAZARD | Category.WALL | Category.PROP,
+    Category.AGENT: Category.FLOOR | Category.HAZARD | Category.WALL | _PROPS,
+    Category.AGENT_FLOATING: Category.HAZARD | Category.WALL | _PROPS,
     Category.HAZARD: _AGENTS,
     Category.WALL: _AGENTS | Category.PROP,
     Category.PROP: Category.FLOOR | _AGENTS | Category.WALL,
+    Category.PROP_FLOATING: _AGENTS,
 }
 
 # Geom groups (for rendering toggles and ray-cast filters).
@@ -77,18 +80,24 @@ def add_walls(spec: mujoco.MjSpec, half_extent: float, height: float = 0.5) -> l
     """Four collidable walls, inner faces at ``±half_extent``. Returns their geom names.
 
     Each wall is a plane facing the arena's centre: the cheapest collision in MJX, and as solid
-    as a box for anything inside the arena.
+    as a box for anything inside the arena, and frictionless: ``condim=1`` with a priority that
+    makes it the pair's condim (MuJoCo otherwise takes the larger of the two geoms'), one solver
+    row per contact instead of four. The plane's local x axis runs along the wall and its
+    local y axis up, so its size (the rendered rectangle, and the extent ``mjx.ray`` hits) is the
+    wall's length by its height.
     """
     names = []
     faces = {"east": (1, 0), "west": (-1, 0), "north": (0, 1), "south": (0, -1)}
+    up = np.array([0.0, 0.0, 1.0])
     for side, (sx, sy) in faces.items():
         normal = np.array([-sx, -sy, 0.0])
+        frame = np.stack([np.cross(up, normal), up, normal], axis=1)  # columns: local x, y, z
         quat = np.zeros(4)
-        mujoco.mju_quatZ2Vec(quat, normal)
+        mujoco.mju_mat2Quat(quat, frame.reshape(-1))
         pos = [sx * half_extent, sy * half_extent, height / 2]
         plane = spec.worldbody.add_geom(
             name=f"wall_{side}", type=mujoco.mjtGeom.mjGEOM_PLANE, pos=pos, quat=quat,
-            size=[half_extent, height / 2, 0.1], group=GROUP_WALL, rgba=[0.5, 0.5, 0.55, 1.0], condim=1,
+            size=[half_extent, height / 2, 0.1], group=GROUP_WALL, rgba=[0.5, 0.5, 0.55, 1.0], condim=1, priority=1,
         )
         collide_as(plane, Category.WALL)
         names.append(plane.name)

@@ -19,6 +19,11 @@ def test_list_prints_registry():
     for expected in ("Point", "HalfCheetah", "Goal", "Velocity", "PointGoal1", "HalfCheetahVelocity3", "SledGoal2", "ppo-lag"):
         assert expected in out.stdout
     assert "levels: 1, 2, 3" in out.stdout
+    # every body with its kinds and the suites it runs in
+    lines = {line.split()[0]: line for line in out.stdout.splitlines() if "kinds:" in line}
+    assert "navigation" in lines["Spider"] and "suites: Button, Circle, Goal, Push, SpiderLegs, Velocity" in lines["Spider"]
+    assert "arm" in lines["Reacher"] and lines["Reacher"].endswith("suites: Reach")
+    assert "planar" in lines["Hopper"] and lines["Hopper"].endswith("suites: Pathway, Velocity")
 
 
 def test_help_lists_commands():
@@ -33,7 +38,8 @@ def test_help_lists_commands():
     [
         (("bench", "--env", "PointGoal9"), "valid levels: 1, 2, 3"),
         (("bench", "--env", "RobotGoal1"), "unknown body 'Robot'; valid choices"),
-        (("bench", "--env", "PointJump1"), "valid suites: Goal, Velocity"),
+        (("bench", "--env", "PointJump1"),
+         "valid suites: Button, Circle, Goal, HumanoidHeight, Pathway, Push, Reach, SpiderLegs, Velocity"),
     ],
 )
 def test_bad_env_is_a_clear_error(args, message):

@@ -19,6 +19,9 @@ LOCOMOTION = "locomotion"
 """Kind of bodies with a locomotion reward (forward velocity, healthy bonus): Velocity."""
 PLANAR = "planar"
 """Kind of bodies constrained to the x-z plane (HalfCheetah, Walker2d, Hopper): forward is +x."""
+ARM = "arm"
+"""Kind of fixed-base arms that reach for targets on a table (Reacher): Reach."""
+KINDS = (NAVIGATION, LOCOMOTION, PLANAR, ARM)
 
 
 class Body(nnx.Module):
@@ -29,7 +32,8 @@ class Body(nnx.Module):
 
     Class attributes:
       name: registry name, used in env ids (``Point`` in ``PointGoal1``).
-      kinds: which suites accept it (:data:`NAVIGATION`, :data:`LOCOMOTION`, :data:`PLANAR`).
+      kinds: which suites accept it (:data:`NAVIGATION`, :data:`LOCOMOTION`, :data:`PLANAR`,
+        :data:`ARM`); a suite accepts a body whose kinds include all of the suite's ``requires``.
       asset: MJCF file name under ``crax/bodies/assets`` (or override :meth:`mjcf`).
       timestep, frame_skip: physics step and substeps per control step.
       solver_iterations, ls_iterations: constraint-solver budget; small bodies need little.
@@ -38,6 +42,8 @@ class Body(nnx.Module):
       healthy_reward, ctrl_cost: locomotion reward terms (see SPEC section 3, Velocity).
       velocity_threshold: base speed limit τ of the Velocity suite (None: not measured yet).
       floor_contact: whether its geoms collide with the floor.
+      feet: names of the foot sites (without the ``agent/`` prefix), for suites that cost foot
+        placement or contact (Pathway, SpiderLegs); empty for bodies without feet.
     """
 
     name: ClassVar[str]
@@ -53,6 +59,7 @@ class Body(nnx.Module):
     ctrl_cost: ClassVar[float] = 0.0
     velocity_threshold: ClassVar[float | None] = None
     floor_contact: ClassVar[bool] = True
+    feet: ClassVar[tuple[str, ...]] = ()
 
     prefix: str = "agent/"
 
@@ -107,6 +114,13 @@ class Body(nnx.Module):
         qvel = jax.random.uniform(kv, (nv,), minval=-n, maxval=n)
         return qpos, qvel
 
+    def write_state(self, data: mjx.Data, qpos: jax.Array, qvel: jax.Array) -> mjx.Data:
+        """``data`` with the body's joint positions and velocities set (e.g. from :meth:`initial_state`)."""
+        return data.replace(
+            qpos=data.qpos.at[slice(*self.qpos_adr)].set(qpos),
+            qvel=data.qvel.at[slice(*self.qvel_adr)].set(qvel),
+        )
+
     def place(self, qpos: jax.Array, xy: jax.Array, yaw: jax.Array) -> jax.Array:
         """Puts a navigation body at ``xy`` facing ``yaw`` (navigation bodies implement this)."""
         raise NotImplementedError(f"body {self.name!r} is not a navigation body")
@@ -119,6 +133,13 @@ class Body(nnx.Module):
         """Heading of the torso about the world z axis."""
         xmat = data.xmat[self.torso_id]
         return jnp.arctan2(xmat[1, 0], xmat[0, 0])
+
+    def locomotion_position(self, data: mjx.Data) -> jax.Array:
+        """The point whose displacement measures locomotion speed (world frame, (3,)): the torso.
+
+        Bodies whose speed is that of their centre of mass (Humanoid) override this.
+        """
+        return self.position(data)
 
     def observe(self, data: mjx.Data) -> jax.Array:
         """The body's own observation (SPEC section 2)."""

@@ -26,6 +26,7 @@ class HalfCheetah(Body):
     healthy_reward = 0.0
     ctrl_cost = 0.1
     velocity_threshold = 3.21
+    feet = ("bfoot", "ffoot")
 
     def observe(self, data: mjx.Data) -> jax.Array:
         q, v = self.qpos(data), self.qvel(data)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import mujoco
 
 from crax._mjx import mjx
-from crax.bodies.base import NAVIGATION, Body
+from crax.bodies.base import LOCOMOTION, NAVIGATION, Body
 
 
 class Point(Body):
@@ -18,10 +18,13 @@ class Point(Body):
     torso never tilts, so each reading is a planar rotation of a joint quantity (the tests check
     them against MuJoCo's own sensors). The sphere floats 0.1 m up on its slide joints and does not
     collide with the floor, which removes the only per-step floor contact from the physics.
+
+    Velocity suite: no healthy bonus, no control cost (SPEC section 3); the speed is the planar
+    speed of the torso and base τ = 0.745 m/s, measured as SPEC says (docs/DECISIONS.md).
     """
 
     name = "Point"
-    kinds = frozenset({NAVIGATION})
+    kinds = frozenset({NAVIGATION, LOCOMOTION})
     asset = "point.xml"
     timestep = 0.02
     frame_skip = 4
@@ -30,6 +33,8 @@ class Point(Body):
     reset_noise = 0.005
     healthy_z = (0.05, 0.3)
     floor_contact = False
+    velocity_threshold = 0.745
+    """Half the 1.49 m/s that PPO reached on PointVelocity1 (benchmarks/results/tau_Point.json)."""
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)

@@ -1,16 +1,39 @@
 """Placeable objects (hazards, goals) and constraint (cost) terms."""
 
+from crax.hazards.arm_touch import ArmTouch
 from crax.hazards.base import Placeable
-from crax.hazards.constraints import Constraint, HazardContact, HazardProximity, TaskParam, VelocityThreshold
+from crax.hazards.block import Block
+from crax.hazards.buttons import Buttons, Gremlins
+from crax.hazards.constraints import (
+    Constraint,
+    HazardContact,
+    HazardProximity,
+    OutOfBounds,
+    TaskEvent,
+    TaskParam,
+    VelocityThreshold,
+)
+from crax.hazards.foot_contact import FootContact
+from crax.hazards.height_limit import HeightLimit
+from crax.hazards.mixed_zones import MixedZones
+from crax.hazards.pathway import FootZones, PathwayZones, TerminalCost
 from crax.hazards.pillars import CubePillars, CylinderPillars
 from crax.hazards.placement import sample_layout
+from crax.hazards.walls import wall_points
 from crax.hazards.zones import CubeZones, CylinderZones, GoalZone
 
-BUILTIN_HAZARDS = (CylinderZones, CubeZones, CylinderPillars, CubePillars, GoalZone)
-BUILTIN_CONSTRAINTS = (HazardProximity, HazardContact, VelocityThreshold)
+BUILTIN_HAZARDS = (
+    CylinderZones, CubeZones, CylinderPillars, CubePillars, GoalZone, PathwayZones, MixedZones, Buttons, Gremlins,
+    Block,
+)
+BUILTIN_CONSTRAINTS = (
+    HazardProximity, HazardContact, VelocityThreshold, FootZones, TerminalCost, ArmTouch, OutOfBounds, TaskEvent,
+    HeightLimit, FootContact,
+)
 
 __all__ = [
-    "BUILTIN_CONSTRAINTS", "BUILTIN_HAZARDS", "Constraint", "CubePillars", "CubeZones", "CylinderPillars",
-    "CylinderZones", "GoalZone", "HazardContact", "HazardProximity", "Placeable", "TaskParam",
-    "VelocityThreshold", "sample_layout",
+    "ArmTouch", "BUILTIN_CONSTRAINTS", "BUILTIN_HAZARDS", "Block", "Buttons", "Constraint", "CubePillars",
+    "CubeZones", "CylinderPillars", "CylinderZones", "FootContact", "FootZones", "GoalZone", "Gremlins", "HazardContact",
+    "HazardProximity", "HeightLimit", "MixedZones", "OutOfBounds", "PathwayZones", "Placeable", "TaskEvent", "TaskParam",
+    "TerminalCost", "VelocityThreshold", "sample_layout", "wall_points",
 ]

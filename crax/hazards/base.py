@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
+from crax._mjx import mjx
 from crax.scene import GROUP_HAZARD, Category, add_mocap
 
 RAY_PROXY_RGBA = (1.0, 1.0, 1.0, 0.0)
@@ -55,12 +56,35 @@ class Placeable(nnx.Module):
                 g.contype = g.conaffinity = 0
 
     def bind(self, m: mujoco.MjModel) -> None:
-        self.mocap_ids = tuple(int(m.body_mocapid[m.body(f"{self.label}/{i}").id]) for i in range(self.count))
+        bodies = [m.body(f"{self.label}/{i}") for i in range(self.count)]
+        self.body_ids = tuple(int(b.id) for b in bodies)
+        self.mocap_ids = tuple(int(m.body_mocapid[b.id]) for b in bodies)
         self.geom_ids = tuple(int(m.geom(f"{self.label}/{i}").id) for i in range(self.count))
+        # every geom of every copy (the ray proxies too), with its copy and its offset in the body
+        rows = [(i, g) for i, b in enumerate(self.body_ids)
+                for g in range(int(m.body_geomadr[b]), int(m.body_geomadr[b] + m.body_geomnum[b]))]
+        self.all_geom_copy = tuple(i for i, _ in rows)
+        self.all_geom_ids = tuple(g for _, g in rows)
+        self.all_geom_offset = tuple(tuple(float(v) for v in m.geom_pos[g]) for _, g in rows)
 
     def mocap_pos(self, xy: jax.Array) -> jax.Array:
         """Mocap positions (count, 3) for planar positions (count, 2)."""
         return jnp.concatenate([xy, jnp.full((xy.shape[0], 1), self.z, xy.dtype)], axis=-1)
+
+    def write(self, data: mjx.Data, xy: jax.Array, *, kinematics: bool = True) -> mjx.Data:
+        """Moves the copies to ``xy`` (count, 2): their mocap positions and, with ``kinematics``,
+        the world positions of their bodies and geoms, which ``mjx.ray`` and the contact-free
+        sensors read before the next ``mjx.forward`` (mocap bodies never turn, so a geom sits at
+        its body's position plus its fixed offset)."""
+        pos = self.mocap_pos(xy)
+        data = data.replace(mocap_pos=data.mocap_pos.at[jnp.asarray(self.mocap_ids)].set(pos))
+        if not kinematics:
+            return data
+        geom = pos[jnp.asarray(self.all_geom_copy)] + jnp.asarray(self.all_geom_offset, pos.dtype)
+        return data.replace(
+            xpos=data.xpos.at[jnp.asarray(self.body_ids)].set(pos),
+            geom_xpos=data.geom_xpos.at[jnp.asarray(self.all_geom_ids)].set(geom),
+        )
 
     def cost(self, agent_xy: jax.Array, xy: jax.Array) -> jax.Array:
         """Per-object proximity cost (count,) of an agent at ``agent_xy``; zones override it."""

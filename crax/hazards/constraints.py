@@ -56,6 +56,34 @@ class HazardProximity(Constraint):
         return self.cost_scale[...] * jnp.sum(self.zones.cost(ctx.agent_xy, ctx.task[self.zones.label]))
 
 
+def contact_tables(m: mujoco.MjModel, target_ids: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Static lookup tables for :func:`touched`: each geom's target index (``len(target_ids)`` for
+    none; the extra last entry serves MJX's empty contact slots, geom -1) and whether it is an
+    agent geom (every collidable geom under ``agent/``)."""
+    target = np.full(m.ngeom + 1, len(target_ids), np.int32)
+    target[list(target_ids)] = np.arange(len(target_ids))
+    agent = np.zeros(m.ngeom + 1, bool)
+    agent[list(body_geom_ids(m, "agent/"))] = True
+    return tuple(target.tolist()), tuple(agent.tolist())
+
+
+def touched(
+    data, target_index: tuple[int, ...], is_agent: tuple[bool, ...], n: int, margin: float = 0.0
+) -> jax.Array:
+    """Which of ``n`` target geoms are in contact with an agent geom, shape (n,): their distance
+    (negative: penetration) is below ``margin`` in MJX's contact list of the last collision pass
+    (which holds every candidate pair, touching or not)."""
+    contact = data._impl.contact
+    if contact.dist.shape[0] == 0 or n == 0:
+        return jnp.zeros(n, bool)
+    g = contact.geom
+    agent = jnp.asarray(is_agent)
+    index = jnp.asarray(target_index, jnp.int32)
+    hit = (contact.dist < margin) & (agent[g[:, 0]] | agent[g[:, 1]])
+    t = jnp.minimum(index[g[:, 0]], index[g[:, 1]])
+    return jnp.zeros(n + 1, bool).at[t].max(hit)[:-1]
+
+
 class HazardContact(Constraint):
     """``collision_cost`` for each target geom in contact with any agent geom (penetration < 0).
 
@@ -70,24 +98,45 @@ class HazardContact(Constraint):
         self.term = term
 
     def bind(self, m: mujoco.MjModel) -> None:
-        target = np.full(m.ngeom + 1, len(self.geoms), np.int32)  # index -1 (empty slot) -> "none"
-        target[list(geom_ids(m, self.geoms))] = np.arange(len(self.geoms))
-        agent = np.zeros(m.ngeom + 1, bool)
-        agent[list(body_geom_ids(m, "agent/"))] = True
-        self.target_index = tuple(target.tolist())
-        self.is_agent = tuple(agent.tolist())
+        self.target_index, self.is_agent = contact_tables(m, geom_ids(m, self.geoms))
 
     def cost(self, ctx: Context) -> jax.Array:
-        contact = ctx.data._impl.contact
-        if contact.dist.shape[0] == 0 or not self.geoms:
-            return jnp.zeros((), jnp.float32)
-        g = contact.geom
-        is_agent = jnp.asarray(self.is_agent)
-        index = jnp.asarray(self.target_index, jnp.int32)
-        hit = (contact.dist < 0) & (is_agent[g[:, 0]] | is_agent[g[:, 1]])
-        t = jnp.minimum(index[g[:, 0]], index[g[:, 1]])
-        touched = jnp.zeros(len(self.geoms) + 1, bool).at[t].max(hit)[:-1]
-        return self.collision_cost[...] * jnp.sum(touched)
+        hits = touched(ctx.data, self.target_index, self.is_agent, len(self.geoms))
+        return self.collision_cost[...] * jnp.sum(hits)
+
+
+class OutOfBounds(Constraint):
+    """``boundary_cost · 1[|x| > x_bound ∨ |y| > y_bound]`` of the agent centre (Circle); a bound of
+    None is no bound on that axis."""
+
+    name = "OutOfBounds"
+
+    def __init__(self, x_bound: float | None, y_bound: float | None, *, boundary_cost: float = 1.0, term: str = "boundary"):
+        inf = float("inf")
+        self.x_bound = TaskParam(jnp.asarray(inf if x_bound is None else x_bound, jnp.float32))
+        self.y_bound = TaskParam(jnp.asarray(inf if y_bound is None else y_bound, jnp.float32))
+        self.boundary_cost = TaskParam(jnp.asarray(boundary_cost, jnp.float32))
+        self.term = term
+
+    def cost(self, ctx: Context) -> jax.Array:
+        x, y = ctx.agent_xy[0], ctx.agent_xy[1]
+        out = (jnp.abs(x) > self.x_bound[...]) | (jnp.abs(y) > self.y_bound[...])
+        return self.boundary_cost[...] * out.astype(jnp.float32)
+
+
+class TaskEvent(Constraint):
+    """``weight · task[key]``: a cost for an event the suite detected in its transition and wrote
+    into the task state (Button's wrong press, ``task["wrong_button"]`` ∈ {0, 1})."""
+
+    name = "TaskEvent"
+
+    def __init__(self, key: str, *, weight: float = 1.0, term: str | None = None):
+        self.key = key
+        self.weight = TaskParam(jnp.asarray(weight, jnp.float32))
+        self.term = term or key
+
+    def cost(self, ctx: Context) -> jax.Array:
+        return self.weight[...] * ctx.task[self.key].astype(jnp.float32)
 
 
 class VelocityThreshold(Constraint):

@@ -8,16 +8,26 @@ candidate with the largest clearance. No open-ended rejection loop, fixed cost, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
 
 def sample_layout(
-    key: jax.Array, keepout: jax.Array, extent: float, *, num_candidates: int = 64, fixed: jax.Array | None = None
+    key: jax.Array,
+    keepout: jax.Array,
+    extent: float,
+    *,
+    num_candidates: int = 64,
+    fixed: jax.Array | None = None,
+    candidates: Callable[[jax.Array, int], jax.Array] | None = None,
 ) -> jax.Array:
     """Positions (n, 2) in ``[-extent, extent]²`` for objects with keep-out radii ``keepout`` (n,).
 
     ``fixed`` (m, 3) lists already occupied spots as (x, y, keepout) that every object avoids.
+    ``candidates(key, num_candidates)`` (num_candidates, 2), if given, replaces the uniform draw in
+    the square (e.g. a draw in an annulus); ``extent`` is then unused.
     """
     n = keepout.shape[0]
     occupied = jnp.zeros((n, 3)).at[:, 2].set(-jnp.inf)  # (x, y, keepout); -inf: not placed
@@ -27,7 +37,10 @@ def sample_layout(
 
     def place(occupied, inputs):
         i, k, r = inputs
-        cand = jax.random.uniform(k, (num_candidates, 2), minval=-extent, maxval=extent)
+        if candidates is None:
+            cand = jax.random.uniform(k, (num_candidates, 2), minval=-extent, maxval=extent)
+        else:
+            cand = candidates(k, num_candidates)
         gap = jnp.linalg.norm(cand[:, None, :] - occupied[None, :, :2], axis=-1) - occupied[None, :, 2] - r
         clearance = jnp.min(jnp.where(jnp.isfinite(occupied[None, :, 2]), gap, jnp.inf), axis=1)
         ok = clearance >= 0

@@ -50,26 +50,49 @@ class Lidar(Sensor):
       num_bins: angular bins; bin 0 starts at the heading and bins run counter-clockwise.
       max_dist: range D in metres.
       alias: spread each reading over the neighbouring bins.
+      nearest: see only the ``nearest`` objects closest to the agent (``lax.top_k`` on static
+        shapes; Pathway's 10 of 100 zones); None: every object.
+      mask: task key of a scalar that multiplies the reading (0 blanks the lidar, e.g. Button's
+        lidar after a press); None: always on.
     """
 
     name = "Lidar"
 
-    def __init__(self, target: str, *, num_bins: int = 16, max_dist: float = 3.0, alias: bool = True):
+    def __init__(
+        self,
+        target: str,
+        *,
+        num_bins: int = 16,
+        max_dist: float = 3.0,
+        alias: bool = True,
+        nearest: int | None = None,
+        mask: str | None = None,
+    ):
+        if nearest is not None and nearest < 1:
+            raise ValueError(f"nearest must be >= 1 or None, got {nearest}")
         self.target = target
         self.size = num_bins
         self.num_bins = num_bins
         self.max_dist = max_dist
         self.alias = alias
+        self.nearest = nearest
+        self.mask = mask
 
     def observe(self, ctx: Context) -> jax.Array:
+        return _masked(ctx, self.mask, self._observe(ctx))
+
+    def _observe(self, ctx: Context) -> jax.Array:
+        points = ctx.task[self.target]
+        if self.nearest is not None and self.nearest < points.shape[0]:
+            _, idx = jax.lax.top_k(-jnp.sum(jnp.square(points - ctx.agent_xy), axis=-1), self.nearest)
+            points = points[idx]
         return pseudo_lidar(
-            ctx.agent_xy, ctx.agent_yaw, ctx.task[self.target],
-            num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias,
+            ctx.agent_xy, ctx.agent_yaw, points, num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias,
         )
 
 
 class NaturalLidar(Sensor):
-    """Ray-cast lidar (``mjx.ray``) against the geoms of one MJCF geom group.
+    """Ray-cast lidar (``mjx.ray``) against the geoms of one or more MJCF geom groups.
 
     One horizontal ray per bin, from the agent at ``height`` along the centre angle of the bin;
     reading ``max(0, D − hit distance) / D`` (0 where nothing is hit within range). Geoms of the
@@ -77,24 +100,40 @@ class NaturalLidar(Sensor):
     boxes and meshes but not cylinders; crax's cylinder hazards and goals therefore carry a
     ray-only ellipsoid proxy whose cross-section at ray height is the cylinder's disc.
 
+    ``mjx.ray`` reads ``data.geom_xpos``: a suite that moves a mocap body after the physics step
+    writes the moved geoms' positions too (see ``NavigationSuite.move``), so the rays see it at
+    once.
+
     Args:
-      group: MJCF geom group of the object class (see ``crax.scene.GROUP_*``).
+      group: MJCF geom group(s) of the object class (see ``crax.scene.GROUP_*``); the hazard
+        lidar of a walled arena casts against hazards and walls.
       num_bins, max_dist: as :class:`Lidar`.
       height: ray height above the floor.
+      visible: task key of a bool array over the model's geom ids; a ray whose first hit is a geom
+        marked False reads 0 (Button's lidar sees only the active button). None: every hit counts.
     """
 
     name = "NaturalLidar"
 
-    def __init__(self, group: int, *, num_bins: int = 16, max_dist: float = 3.0, height: float = 0.005):
-        self.group = group
+    def __init__(
+        self,
+        group: int | tuple[int, ...],
+        *,
+        num_bins: int = 16,
+        max_dist: float = 3.0,
+        height: float = 0.005,
+        visible: str | None = None,
+    ):
+        self.group = (group,) if isinstance(group, int) else tuple(group)
         self.size = num_bins
         self.num_bins = num_bins
         self.max_dist = max_dist
         self.height = height
+        self.visible = visible
 
     def bind(self, m: mujoco.MjModel) -> None:
         self.exclude = int(m.body("agent/torso").id)
-        self.geomgroup = tuple(int(g == self.group) for g in range(mujoco.mjNGROUP))
+        self.geomgroup = tuple(int(g in self.group) for g in range(mujoco.mjNGROUP))
         width = 2 * np.pi / self.num_bins
         self.angles = tuple(float(a) for a in (np.arange(self.num_bins) + 0.5) * width)
 
@@ -104,7 +143,62 @@ class NaturalLidar(Sensor):
         origin = jnp.concatenate([ctx.agent_xy, jnp.array([self.height])])
 
         def cast(vec):
-            return mjx.ray(ctx.model, ctx.data, origin, vec, self.geomgroup, True, self.exclude)[0]
+            return mjx.ray(ctx.model, ctx.data, origin, vec, self.geomgroup, True, self.exclude)
 
-        dist = jax.vmap(cast)(dirs)
-        return jnp.where(dist >= 0, jnp.maximum(0.0, self.max_dist - dist) / self.max_dist, 0.0)
+        dist, geom = jax.vmap(cast)(dirs)
+        hit = dist >= 0
+        if self.visible is not None:
+            hit &= ctx.task[self.visible][jnp.maximum(geom, 0)]
+        return jnp.where(hit, jnp.maximum(0.0, self.max_dist - dist) / self.max_dist, 0.0)
+
+
+def ray_circle(origin: jax.Array, dirs: jax.Array, centre: jax.Array, radius: float) -> jax.Array:
+    """Distance along each unit ray ``dirs`` (n, 2) from ``origin`` to a circle; inf where it misses.
+
+    The nearest positive root of ``|o + t·d − c|² = R²``: the near root from outside the circle,
+    the far root from inside (every ray from inside hits).
+    """
+    p = origin - centre
+    b = dirs @ p
+    c = p @ p - radius**2
+    disc = b**2 - c
+    root = jnp.sqrt(jnp.maximum(disc, 0.0))
+    near, far = -b - root, -b + root
+    t = jnp.where(near > 0, near, far)
+    return jnp.where((disc >= 0) & (t > 0), t, jnp.inf)
+
+
+class CircleLidar(Sensor):
+    """Analytic lidar of a circle on the floor (Circle's track): ray–circle intersection per bin.
+
+    One ray per bin at the bin's centre angle (as :class:`NaturalLidar`); reading
+    ``max(0, D − t) / D`` with t the nearest positive intersection, 0 for rays that miss.
+
+    Args:
+      radius: circle radius about ``centre``.
+      num_bins, max_dist: bins and range D.
+      centre: circle centre on the plane.
+    """
+
+    name = "CircleLidar"
+
+    def __init__(
+        self, radius: float = 1.5, *, num_bins: int = 16, max_dist: float = 6.0, centre: tuple[float, float] = (0.0, 0.0)
+    ):
+        self.radius = radius
+        self.size = num_bins
+        self.num_bins = num_bins
+        self.max_dist = max_dist
+        self.centre = tuple(centre)
+        width = 2 * np.pi / num_bins
+        self.angles = tuple(float(a) for a in (np.arange(num_bins) + 0.5) * width)
+
+    def observe(self, ctx: Context) -> jax.Array:
+        theta = ctx.agent_yaw + jnp.asarray(self.angles)
+        dirs = jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=-1)
+        t = ray_circle(ctx.agent_xy, dirs, jnp.asarray(self.centre), self.radius)
+        return jnp.maximum(0.0, self.max_dist - t) / self.max_dist  # inf (a miss) reads 0
+
+
+def _masked(ctx: Context, mask: str | None, out: jax.Array) -> jax.Array:
+    return out if mask is None else out * ctx.task[mask].astype(out.dtype)

@@ -16,7 +16,7 @@ from crax.hazards.constraints import TaskParam
 from crax.hazards.pillars import CubePillars, CylinderPillars
 from crax.hazards.placement import sample_layout
 from crax.hazards.zones import CubeZones, CylinderZones, GoalZone
-from crax.scene import GROUP_GOAL, GROUP_HAZARD
+from crax.scene import GROUP_GOAL
 from crax.suites.base import Transition
 from crax.suites.navigation import NavigationSuite
 
@@ -54,7 +54,8 @@ class Goal(NavigationSuite):
     """Reach the goal; ``r = α_dist (d_{t−1} − d_t) + α_goal · n_reached``.
 
     Observation: body obs, goal lidar, hazard lidar, goal compass and compasses to the 8 nearest
-    hazards (Point: 12 + 16 + 16 + 2 + 16 = 62). Costs: ``cost/<zone label>`` for each group of
+    hazards (Point: 12 + 16 + 16 + 2 + 16 = 62); the walls count as hazards for the hazard lidar
+    and compasses (their points nearest the agent). Costs: ``cost/<zone label>`` for each group of
     zones (proximity) and ``cost/contact`` for pillars and walls.
 
     Args:
@@ -105,9 +106,9 @@ class Goal(NavigationSuite):
         self.reward_goal = TaskParam(jnp.asarray(reward_goal, jnp.float32))
         self.sensors = nnx.List([
             self.lidar_for("goal", GROUP_GOAL),
-            self.lidar_for("hazards", GROUP_HAZARD),
+            self.hazard_lidar(),
             self.compass_for("goal"),
-            self.compass_for("hazards", hazard_compasses),
+            self.hazard_compass(hazard_compasses),
         ])
 
     def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:

@@ -1,5 +1,11 @@
 """Shared machinery of the navigation suites (Goal, Button, Circle, Push): walls, hazards,
-layout sampling and the lidar/compass observation."""
+layout sampling and the lidar/compass observation.
+
+Walls are sensed (SPEC section 7, decision 8): in a walled arena the hazard pseudo-lidar and the
+hazard compasses read ``task["obstacles"]``, the hazards plus the point of each wall nearest to
+the agent, which :meth:`NavigationSuite.context` adds to the task each step; the natural hazard
+lidar casts against hazards and walls.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +22,14 @@ from crax.bodies.base import NAVIGATION, Body
 from crax.hazards.base import Placeable
 from crax.hazards.constraints import HazardContact, HazardProximity
 from crax.hazards.placement import sample_layout
+from crax.hazards.walls import WALL_NAMES, wall_points
+from crax.scene import GROUP_HAZARD, GROUP_WALL
+from crax.sensors.base import Context
 from crax.sensors.compass import Compass
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Suite
 
-WALL_NAMES = ("wall_east", "wall_west", "wall_north", "wall_south")
+__all__ = ["WALL_NAMES", "NavigationSuite"]
 
 
 class NavigationSuite(Suite):
@@ -29,6 +38,11 @@ class NavigationSuite(Suite):
     Hazards are the placeables in ``self.hazards`` (label -> placeable); zones cost by proximity,
     collidable ones (and the walls) by contact. Subclasses add their goal objects to
     ``self.props`` and write the reward in :meth:`transition`.
+
+    The task state holds every placeable's position by label and ``task["hazards"]`` (all hazard
+    positions, concatenated in label order). :meth:`context` adds per-step derived objects to the
+    sensors' view of the task: ``"obstacles"`` (hazards and the walls' nearest points) and what a
+    subclass's :meth:`sensed` gives (Button's active button).
     """
 
     requires = frozenset({NAVIGATION})
@@ -49,7 +63,13 @@ class NavigationSuite(Suite):
         extent: float,
         wall_extent: float | None,
         num_candidates: int,
+        agent_extent: float | None = None,
     ) -> None:
+        """Stores the configuration and builds the hazard cost terms.
+
+        ``agent_extent``: the agent starts uniform in ``±agent_extent`` (Circle) and the layout
+        avoids it; None: the agent is the layout's first object, in ``±extent``.
+        """
         if lidar not in ("pseudo", "natural"):
             raise ValueError(f"unknown lidar {lidar!r}; valid choices: pseudo, natural")
         self.body = body
@@ -59,6 +79,7 @@ class NavigationSuite(Suite):
         self.extent = extent
         self.wall_extent = wall_extent
         self.num_candidates = num_candidates
+        self.agent_extent = agent_extent
         self.lidar = lidar
         for label, p in (*hazards.items(), *props.items()):
             p.label = label
@@ -77,8 +98,32 @@ class NavigationSuite(Suite):
             return NaturalLidar(group, num_bins=self.lidar_bins, max_dist=self.lidar_max_dist)
         return Lidar(target, num_bins=self.lidar_bins, max_dist=self.lidar_max_dist)
 
-    def compass_for(self, target: str, count: int = 1) -> Compass:
-        return Compass(target, count=count)
+    def compass_for(self, target: str, count: int = 1, **kwargs) -> Compass:
+        return Compass(target, count=count, **kwargs)
+
+    def hazard_lidar(self) -> Lidar | NaturalLidar:
+        """The hazard lidar: hazards and (in a walled arena) walls."""
+        if self.lidar == "natural":
+            groups = (GROUP_HAZARD, GROUP_WALL) if self.wall_extent is not None else (GROUP_HAZARD,)
+            return NaturalLidar(groups, num_bins=self.lidar_bins, max_dist=self.lidar_max_dist)
+        return Lidar("obstacles", num_bins=self.lidar_bins, max_dist=self.lidar_max_dist)
+
+    def hazard_compass(self, count: int) -> Compass:
+        """Compasses to the ``count`` nearest hazards and walls' nearest points."""
+        return Compass("obstacles", count=count)
+
+    def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
+        ctx = super().context(model, data, task)
+        obstacles = task["hazards"]
+        if self.wall_extent is not None:
+            obstacles = jnp.concatenate([obstacles, wall_points(ctx.agent_xy, self.wall_extent)])
+        ctx = ctx.replace(task={**task, "obstacles": obstacles})
+        return ctx.replace(task={**ctx.task, **self.sensed(ctx)})
+
+    def sensed(self, ctx: Context) -> dict[str, Any]:
+        """Objects the sensors read that are derived from the state each step (none here)."""
+        del ctx
+        return {}
 
     @property
     def placeables(self) -> dict[str, Placeable]:
@@ -99,34 +144,43 @@ class NavigationSuite(Suite):
         """Places agent, props and hazards without overlaps; returns data and positions by label."""
         k_layout, k_body, k_yaw = jax.random.split(key, 3)
         placeables = self.placeables
-        keepout = jnp.asarray(
-            [self.agent_keepout] + [p.keepout for p in placeables.values() for _ in range(p.count)], jnp.float32
-        )
-        xy = sample_layout(k_layout, keepout, self.extent, num_candidates=self.num_candidates)
-        positions, start = {}, 1
+        keepout = [p.keepout for p in placeables.values() for _ in range(p.count)]
+        if self.agent_extent is None:
+            keepout = jnp.asarray([self.agent_keepout, *keepout], jnp.float32)
+            xy = sample_layout(k_layout, keepout, self.extent, num_candidates=self.num_candidates)
+            agent_xy, start = xy[0], 1
+        else:
+            k_agent, k_layout = jax.random.split(k_layout)
+            agent_xy = jax.random.uniform(k_agent, (2,), minval=-self.agent_extent, maxval=self.agent_extent)
+            fixed = jnp.concatenate([agent_xy, jnp.asarray([self.agent_keepout])])[None]
+            xy = sample_layout(
+                k_layout, jnp.asarray(keepout, jnp.float32), self.extent, num_candidates=self.num_candidates, fixed=fixed
+            )
+            start = 0
+        positions = {}
         for label, p in placeables.items():
             positions[label] = xy[start : start + p.count]
             start += p.count
         qpos, qvel = self.body.initial_state(k_body)
         yaw = jax.random.uniform(k_yaw, (), minval=-jnp.pi, maxval=jnp.pi)
-        qpos = self.body.place(qpos, xy[0], yaw)
-        data = data.replace(
-            qpos=data.qpos.at[slice(*self.body.qpos_adr)].set(qpos),
-            qvel=data.qvel.at[slice(*self.body.qvel_adr)].set(qvel),
-        )
+        qpos = self.body.place(qpos, agent_xy, yaw)
+        data = self.body.write_state(data, qpos, qvel)
         data = self.move(data, positions)
         return data, {**positions, "hazards": self.hazard_positions(positions)}
 
-    def move(self, data: mjx.Data, positions: dict[str, jax.Array]) -> mjx.Data:
-        """Writes the mocap positions of the given placeables."""
-        ids, pos = [], []
+    def move(self, data: mjx.Data, positions: dict[str, jax.Array], *, kinematics: bool = True) -> mjx.Data:
+        """Moves the given placeables (label -> (count, 2)): their mocap bodies (Push's block: its
+        joint) and, with ``kinematics``, their geoms' world positions, so that a natural lidar sees
+        a respawned goal in the same step."""
         for label, xy in positions.items():
-            p = self.placeables[label]
-            ids.extend(p.mocap_ids)
-            pos.append(p.mocap_pos(xy))
-        if not ids:
-            return data
-        return data.replace(mocap_pos=data.mocap_pos.at[jnp.asarray(ids)].set(jnp.concatenate(pos)))
+            data = self.placeables[label].write(data, xy, kinematics=kinematics)
+        return data
+
+    def prepare(self, data: mjx.Data, task: dict[str, Any]) -> mjx.Data:
+        """Readies the scene for the next physics step (Button: moves the gremlins to where they
+        are during it). Called at the end of :meth:`transition` and at reset; nothing by default."""
+        del task
+        return data
 
     def hazard_positions(self, positions: dict[str, jax.Array]) -> jax.Array:
         parts = [positions[label] for label in self.hazards]

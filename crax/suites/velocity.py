@@ -21,9 +21,11 @@ class Velocity(Suite):
     """Locomotion reward with a velocity constraint; accepts every locomotion body.
 
     ``r = reward_scaler · (v_x + healthy_reward·1[healthy] − ctrl_cost·‖a‖²)`` with the body's
-    healthy bonus and control cost; ``metrics["base_reward"]`` keeps the unscaled sum (the ``reward/*`` terms are unscaled too). The cost
-    is ``w · 1[v > τ]`` (``cost_mode="binary"``) or ``w · max(0, v − τ)`` (``"hinge"``), with v the
-    forward x velocity for planar bodies and the planar torso speed otherwise, and
+    healthy bonus and control cost; ``metrics["base_reward"]`` keeps the unscaled sum (the
+    ``reward/*`` terms are unscaled too). The cost is ``w · 1[v > τ]`` (``cost_mode="binary"``) or
+    ``w · max(0, v − τ)`` (``"hinge"``), with v the forward x velocity for planar bodies and the
+    planar speed otherwise, both of the body's :meth:`~crax.bodies.base.Body.locomotion_position`
+    (the torso; the centre of mass for Humanoid), and
     τ = body base threshold × level factor (1.0, 0.75, 0.5).
 
     Args:
@@ -66,14 +68,11 @@ class Velocity(Suite):
 
     def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
         qpos, qvel = self.body.initial_state(key)
-        data = data.replace(
-            qpos=data.qpos.at[slice(*self.body.qpos_adr)].set(qpos),
-            qvel=data.qvel.at[slice(*self.body.qvel_adr)].set(qvel),
-        )
+        data = self.body.write_state(data, qpos, qvel)
         return data, {"velocity": jnp.zeros((), jnp.float32)}
 
     def transition(self, model, before, data, task, action):
-        displacement = (self.body.position(data) - self.body.position(before))[:2] / self.body.dt
+        displacement = (self.body.locomotion_position(data) - self.body.locomotion_position(before))[:2] / self.body.dt
         forward = displacement[0]
         speed = forward if self.planar else jnp.linalg.norm(displacement)
         healthy = self.body.healthy(data)

@@ -77,7 +77,7 @@ class Compiled:
     def _arrange_fn(self, key, xy, yaw, qvel, ctrl, steps, positions):
         env, suite, body = self.env, self.env.suite, self.env.body
         data = env._data0
-        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw - body.qpos0[2])
+        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)  # qpos0 faces +x
         data = data.replace(
             qpos=data.qpos.at[slice(*body.qpos_adr)].set(qpos),
             qvel=data.qvel.at[slice(*body.qvel_adr)].set(qvel),

@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 import crax
+from crax.hazards.walls import wall_points
 from crax.sensors import pseudo_lidar
 from tests.env.conftest import POINT_GOAL1, compiled
 
@@ -123,16 +124,66 @@ def test_autoreset_draws_a_fresh_layout_and_keeps_final_obs():
     assert np.all(np.abs(first["qvel"]) <= 0.005 + 1e-7) and np.any(first["qvel"] != 0)
 
 
+def sensed(hazards, agent_xy):
+    """What the hazard lidar sees: the hazards and the walls' points nearest the agent (SPEC decision 8)."""
+    return np.concatenate([hazards, np.asarray(wall_points(agent_xy, 3.0))])
+
+
 def test_reset_observation_belongs_to_the_new_layout():
     _, _, traj = rollout()
     for t in (6, 13):
         for i in range(N_ENVS):
-            new = pseudo_lidar(traj["qpos"][t, i, :2], traj["qpos"][t, i, 2], traj["task"]["hazards"][t, i],
-                               num_bins=16, max_dist=3.0)
+            new = pseudo_lidar(traj["qpos"][t, i, :2], traj["qpos"][t, i, 2],
+                               sensed(traj["task"]["hazards"][t, i], traj["qpos"][t, i, :2]), num_bins=16, max_dist=3.0)
             np.testing.assert_allclose(traj["obs"][t, i, HAZARD_LIDAR], np.asarray(new), atol=1e-5)
             # final_obs saw the old layout from about where the agent was one step (0.08 s) earlier
             old = pseudo_lidar(traj["qpos_before"][t, i, :2], traj["qpos_before"][t, i, 2],
-                               traj["task_before"]["hazards"][t, i], num_bins=16, max_dist=3.0)
+                               sensed(traj["task_before"]["hazards"][t, i], traj["qpos_before"][t, i, :2]),
+                               num_bins=16, max_dist=3.0)
             final = traj["final_obs"][t, i, HAZARD_LIDAR]
             to_old, to_new = np.linalg.norm(final - np.asarray(old)), np.linalg.norm(final - np.asarray(new))
             assert to_old < 0.5 * to_new, (to_old, to_new)
+
+
+# ---------------------------------------------------------------------------------------------
+# Partial resets: when few envs are done, only those are reset, with the same result.
+
+
+def test_partial_reset_equals_full_reset():
+    """A batch whose envs finish a few at a time (random episode ends of a toy env) gives exactly the
+    same trajectory whether the few done envs are reset alone (slots) or the whole batch is reset."""
+    from crax.env import AutoReset, EpisodeStats, Vmap
+    from tests.learners.toy_env import ToyEnv
+
+    n, steps = 16, 40
+    env = EpisodeStats(ToyEnv(episode_length=5))
+
+    def run(max_partial):
+        wrapped = AutoReset(Vmap(env, n), max_partial=max_partial)
+
+        @jax.jit
+        def go(key):
+            k0, k1 = jax.random.split(key)
+            state = wrapped.reset(k0)
+            # desynchronise the episodes: env i has already run i % 5 steps
+            state = state.replace(info={**state.info, "steps": jax.numpy.arange(n, dtype=jax.numpy.float32) % 5},
+                                  data={**state.data, "t": jax.numpy.arange(n, dtype=jax.numpy.float32) % 5})
+
+            def body(s, k):
+                a = jax.random.uniform(k, (n, 2), minval=-1.0, maxval=1.0)
+                s = wrapped.step(s, a)
+                return s, (s.obs, s.done, s.metrics["episode/return"], jax.random.key_data(s.info["autoreset_key"]))
+
+            return jax.lax.scan(body, state, jax.random.split(k1, steps))[1]
+
+        return jax.tree.map(np.asarray, go(jax.random.key(0)))
+
+    partial, full = run(4), run(n)
+    done_per_step = partial[1].sum(axis=1)
+    assert np.all(done_per_step > 0) and np.all(done_per_step <= 4)  # the partial path ran on every step
+    np.testing.assert_array_equal(partial[1], full[1])
+    np.testing.assert_allclose(partial[0], full[0])
+    np.testing.assert_allclose(partial[2], full[2])
+    np.testing.assert_array_equal(partial[3], full[3])
+    crowded = run(2)  # more done envs than slots: falls back to the full reset
+    np.testing.assert_allclose(crowded[0], full[0])

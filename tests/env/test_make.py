@@ -29,7 +29,11 @@ KEY = jax.random.key(0)
         ("PointFly1", ["Goal", "Velocity"]),  # unknown suite
         ("PointGoal", ["PointGoal1"]),  # no level: lists valid ids
         ("Goal1", ["HalfCheetah", "Point"]),  # no body
-        ("PointVelocity1", ["Velocity", "HalfCheetah"]),  # Point has no locomotion kind
+        ("ReacherGoal1", ["Goal", "Ant", "Humanoid", "Point", "Spider"]),  # an arm is not a navigation body
+        ("HopperGoal1", ["Goal", "Ant", "Humanoid", "Point", "Spider"]),
+        ("PointReach1", ["Reach", "Reacher"]),
+        ("SpiderSpiderLegs1", ["SpiderLegs1", "SpiderLegs3"]),  # the suite names its body
+        ("HumanoidHumanoidHeight2", ["HumanoidHeight1"]),
         ("HalfCheetahGoal1", ["Goal", "Point"]),  # HalfCheetah is not a navigation body
         ("PointGoal4", ["1, 2, 3"]),
         ("PointGoal0", ["1, 2, 3"]),
@@ -112,10 +116,12 @@ def test_env_ids_are_exactly_the_buildable_ones():
     ids = crax.env_ids()  # plugins installed in the environment may add more
     builtin = {f"PointGoal{i}" for i in (1, 2, 3)} | {f"HalfCheetahVelocity{i}" for i in (1, 2, 3)}
     assert builtin <= set(ids)
-    assert not {"PointVelocity1", "HalfCheetahGoal1"} & set(ids)
+    assert {"PointVelocity1", "AntGoal3", "HumanoidVelocity2", "SpiderGoal1", "ReacherReach1"} <= set(ids)
+    assert not {"HalfCheetahGoal1", "ReacherGoal1", "HopperGoal1", "PointReach1"} & set(ids)
     for env_id in ids:
         body, suite, level = crax.parse_id(env_id)
-        assert f"{body.name}{suite.name}{level}" == env_id
+        stem = suite.name if suite.default_body == body.name else body.name + suite.name  # SpiderLegs1
+        assert f"{stem}{level}" == env_id
 
 
 @pytest.mark.parametrize(
@@ -123,6 +129,15 @@ def test_env_ids_are_exactly_the_buildable_ones():
     [
         *[(f"PointGoal{i}", 62, 2, 0.08) for i in (1, 2, 3)],
         *[(f"HalfCheetahVelocity{i}", 18, 6, 0.05) for i in (1, 2, 3)],
+        ("PointVelocity1", 12, 2, 0.08),
+        ("AntVelocity1", 27, 8, 0.05),
+        ("HumanoidVelocity1", 376, 17, 0.015),
+        ("Walker2dVelocity1", 17, 6, 0.008),
+        ("HopperVelocity1", 11, 3, 0.008),
+        *[(f"AntGoal{i}", 27 + 50, 8, 0.05) for i in (1, 2, 3)],
+        *[(f"HumanoidGoal{i}", 376 + 50, 17, 0.015) for i in (1, 2, 3)],
+        *[(f"SpiderGoal{i}", 35 + 50, 12, 0.05) for i in (1, 2, 3)],
+        ("ReacherReach1", 11 + 16, 2, 0.02),
     ],
 )
 def test_observation_and_action_sizes(env_id, obs, act, dt):

@@ -136,3 +136,51 @@ def test_episode_length_override_truncates_at_step_7(point_goal1, steps, done):
     assert int(nxt.info["steps"]) == steps + 1
     assert float(nxt.done) == done
     assert float(nxt.truncation) == done
+
+
+# ---------------------------------------------------------------------------------------------
+# Walls are sensed (SPEC decision 8): the point of each wall nearest to the agent enters the hazard
+# pseudo-lidar and the hazard compasses.
+
+HAZARD_LIDAR, HAZARD_COMPASS = slice(28, 44), slice(46, 62)
+
+
+def test_walls_in_hazard_lidar_and_compasses(point_goal1):
+    xy, yaw = (2.2, -1.0), 0.3
+    state = point_goal1.arrange(xy, yaw)  # every zone and the goal parked far away
+    obs = np.asarray(state.obs)
+    # Nearest wall points: east (3, -1) at 0.8, south (2.2, -3) at 2.0; north (4.0) and west (5.2)
+    # are beyond the lidar's range D = 3. Ego angles: east -0.3 rad, south -pi/2 - 0.3 rad.
+    width, lidar = 2 * np.pi / 16, np.zeros(16)
+    for d, ego_angle in ((0.8, -0.3), (2.0, -np.pi / 2 - 0.3)):
+        pos = (ego_angle % (2 * np.pi)) / width
+        b, alpha, r = int(pos), pos - int(pos), (3.0 - d) / 3.0
+        lidar[b] = max(lidar[b], r)
+        lidar[(b + 1) % 16] = max(lidar[(b + 1) % 16], alpha * r)
+        lidar[b - 1] = max(lidar[b - 1], (1 - alpha) * r)
+    assert lidar[15] == pytest.approx(2.2 / 3) and lidar[11] == pytest.approx(1 / 3)
+    np.testing.assert_allclose(obs[HAZARD_LIDAR], lidar, atol=1e-5)
+
+    c, s = np.cos(yaw), np.sin(yaw)
+
+    def ego_unit(p):
+        rel = np.asarray(p) - np.asarray(xy)
+        e = np.array([c * rel[0] + s * rel[1], -s * rel[0] + c * rel[1]])
+        return e / np.linalg.norm(e)
+
+    compasses = obs[HAZARD_COMPASS].reshape(8, 2)
+    for i, p in enumerate([(3.0, -1.0), (2.2, -3.0), (2.2, 3.0), (-3.0, -1.0)]):  # by distance
+        np.testing.assert_allclose(compasses[i], ego_unit(p), atol=1e-5)
+    # the next ones point at the (parked) zones
+    np.testing.assert_allclose(compasses[4], ego_unit(np.asarray(state.info["task"]["cylinder_zones"][0])), atol=1e-5)
+
+
+def test_walls_follow_the_agent(point_goal1):
+    # Near the middle of the north wall, then near its east end: the wall's reading straight ahead
+    # (facing +y, bin 0/15 boundary) is the same, since the nearest point moves along with the agent.
+    a = np.asarray(point_goal1.arrange((0.0, 2.0), np.pi / 2).obs[HAZARD_LIDAR])
+    b = np.asarray(point_goal1.arrange((1.9, 2.0), np.pi / 2).obs[HAZARD_LIDAR])
+    assert a[0] == pytest.approx(2.0 / 3, abs=1e-5)
+    assert b[0] == pytest.approx(2.0 / 3, abs=1e-5)
+    # the east wall (1.1 away, to the right: ego angle -pi/2, bin 12) is seen only in the second pose
+    assert a[12] == 0.0 and b[12] == pytest.approx(1.9 / 3, abs=1e-5)

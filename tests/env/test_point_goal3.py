@@ -8,11 +8,18 @@ the ray-cast lidar against hand geometry, and the Point's observation against Mu
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
+import jax
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
+
+from crax.scene import GROUP_GOAL
+from crax.sensors.base import Context
+from crax.sensors.lidar import NaturalLidar
 
 W = 2 * math.pi / 16
 D = 3.0
@@ -106,27 +113,106 @@ def test_natural_lidar_against_hand_geometry(point_goal3):
     np.testing.assert_allclose(obs[GOAL_LIDAR], goal, atol=1e-4)
 
 
+def wall_reading(xy, theta, extent=3.0):
+    """Natural-lidar reading of the walls at +-extent along world angle theta from xy."""
+    c, s = math.cos(theta), math.sin(theta)
+    hits = [(b - xy[0]) / c for b in (-extent, extent) if abs(c) > 1e-9] + [
+        (b - xy[1]) / s for b in (-extent, extent) if abs(s) > 1e-9
+    ]
+    t = min(h for h in hits if h > 0)
+    return max(0.0, D - t) / D
+
+
+def walls_only(xy, yaw):
+    return np.array([wall_reading(xy, yaw + (b + 0.5) * W) for b in range(16)])
+
+
 def test_natural_lidar_rays_leave_the_bin_centres(point_goal3):
     # Facing +x, a cube pillar straight ahead sits between bins 0 and 15: both rays (at +-W/2) hit
-    # its face x = 0.75 at distance 0.75 / cos(W/2).
+    # its face x = 0.75 at distance 0.75 / cos(W/2). The walls fill the bins whose rays reach them
+    # within range (bins 3, 4: the north wall; bins 6-9: the west wall).
     s = point_goal3.arrange((-1.0, 0.5), 0.0, cube_pillars=[(0.0, 0.5)])
     lid = np.asarray(s.obs[HAZARD_LIDAR])
     r = 1 - 0.75 / math.cos(W / 2) / D
-    want = np.zeros(16)
+    want = walls_only((-1.0, 0.5), 0.0)
+    assert np.count_nonzero(want) == 6 and want[0] == want[15] == 0.0
     want[0] = want[15] = r
     np.testing.assert_allclose(lid, want, atol=1e-4)
     # Turned by a quarter turn the same pillar is seen by bins 11 and 12 (clockwise of the heading).
     s = point_goal3.arrange((-1.0, 0.5), math.pi / 2, cube_pillars=[(0.0, 0.5)])
-    want = np.zeros(16)
+    want = walls_only((-1.0, 0.5), math.pi / 2)
     want[11] = want[12] = r
     np.testing.assert_allclose(np.asarray(s.obs[HAZARD_LIDAR]), want, atol=1e-4)
 
 
 def test_natural_lidar_range_and_walls(point_goal3):
-    # Beyond max_dist nothing is seen, and the walls (group 4) are not in the hazard lidar.
+    # Beyond max_dist nothing is seen; the walls are (the hazard lidar casts against them too), at
+    # any point of their length: here bin 8 hits the west wall 0.5 away and bins 5-11 the west wall
+    # off its centre; bins 4 and 12 meet the north and south walls just at the range, 3 away.
     s = point_goal3.arrange((-2.5, 0.0), -W / 2, cylinder_pillars=[(0.8, 0.0)])  # surface at 3.05
-    assert np.all(np.asarray(s.obs[HAZARD_LIDAR]) == 0.0)
-    assert np.all(np.asarray(s.obs[GOAL_LIDAR]) == 0.0)
+    want = walls_only((-2.5, 0.0), -W / 2)
+    assert want[8] == pytest.approx(1 - 0.5 / D) and want[0] == 0.0
+    assert np.count_nonzero(want) == 7  # bins 5..11
+    np.testing.assert_allclose(np.asarray(s.obs[HAZARD_LIDAR]), want, atol=1e-4)
+    assert np.all(np.asarray(s.obs[GOAL_LIDAR]) == 0.0)  # walls are not goals
+    # In a corner two walls are close: both show, each reading its own distance.
+    s = point_goal3.arrange((2.7, 2.6), 0.3)
+    want = walls_only((2.7, 2.6), 0.3)
+    np.testing.assert_allclose(np.asarray(s.obs[HAZARD_LIDAR]), want, atol=1e-4)
+    assert want.min() == 0.0 and want.max() > 0.8
+
+
+@functools.cache
+def step_fn():
+    from tests.env.conftest import POINT_GOAL3, compiled
+
+    return compiled("PointGoal3", **POINT_GOAL3).step
+
+
+def test_natural_goal_lidar_sees_a_respawned_goal_in_the_same_step(point_goal3):
+    # The agent stands on the goal (r 0.16): the step respawns it, and the observation of that step
+    # already ray-casts against the goal's new position (mjx.ray reads geom_xpos, which the suite
+    # writes with the mocap position), not against the old one under the agent.
+    state = point_goal3.arrange((0.0, 0.0), 0.4, goal=[(0.05, 0.0)])
+    nxt = step_fn()(state, np.zeros(2, np.float32))
+    assert float(nxt.metrics["reward/goal"]) == 1.0
+    goal = np.asarray(nxt.info["task"]["goal"][0], np.float64)
+    agent = np.asarray(nxt.data.qpos[:2], np.float64)
+    assert np.linalg.norm(goal - agent) > 0.5
+    angles = 0.4 + (np.arange(16) + 0.5) * W
+    dirs = np.stack([np.cos(angles), np.sin(angles)], -1)
+    p = agent - goal
+    b = dirs @ p
+    disc = b**2 - (p @ p - 0.16**2)
+    t = np.where(disc >= 0, -b - np.sqrt(np.maximum(disc, 0)), np.inf)
+    want = np.where((disc >= 0) & (t > 0), np.maximum(0.0, D - t) / D, 0.0)
+    np.testing.assert_allclose(np.asarray(nxt.obs[GOAL_LIDAR]), want, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(nxt.data.geom_xpos[point_goal3.env.suite.props["goal"].geom_ids[0]][:2]),
+                               goal, atol=1e-6)
+
+
+def test_natural_lidar_visible_geoms(point_goal3):
+    # A per-geom visibility table (Button's lidar sees only the active button): rays whose first hit
+    # is a geom marked invisible read 0. Here the goal (r 0.16, group 3) straight ahead at 1.0.
+    env = point_goal3.env
+    s = point_goal3.arrange((0.0, 0.0), -W / 2, goal=[(1.0, 0.0)])
+    lidar = NaturalLidar(GROUP_GOAL, visible="visible")
+    lidar.bind(env.mj_model)
+    goal_geoms = np.zeros(env.mj_model.ngeom, bool)
+    goal_geoms[list(env.suite.props["goal"].all_geom_ids)] = True
+
+    @jax.jit
+    def observe(visible):
+        ctx = Context(model=env.mjx_model, data=s.data, agent_xy=jnp.zeros(2), agent_yaw=jnp.asarray(-W / 2),
+                      task={"visible": visible})
+        return lidar.observe(ctx)
+
+    seen = np.asarray(observe(jnp.asarray(goal_geoms)))
+    want = np.zeros(16)
+    want[0] = 1 - 0.84 / D
+    np.testing.assert_allclose(seen, want, atol=1e-4)
+    np.testing.assert_allclose(seen, np.asarray(s.obs[GOAL_LIDAR]), atol=1e-6)
+    assert np.all(np.asarray(observe(jnp.zeros(env.mj_model.ngeom, bool))) == 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,8 +235,10 @@ def test_goal_and_hazard_compasses_in_observation(point_goal3):
 
     np.testing.assert_allclose(obs[GOAL_COMPASS], ego_unit((1.2, 0.6)), atol=1e-5)
     hazards = obs[HAZARD_COMPASS].reshape(8, 2)
-    # the three placed hazards (distances 0.5, 1.5, 2.0) first, then the parked ones far away
-    for i, p in enumerate([(0.2, -0.9), (-1.3, -0.4), (0.2, 1.6)]):
+    # the three placed hazards (distances 0.5, 1.5, 2.0) first, then the walls' points nearest to the
+    # agent (south 2.6, east 2.8, west 3.2, north 3.4), then the parked hazards far away
+    nearest = [(0.2, -0.9), (-1.3, -0.4), (0.2, 1.6), (0.2, -3.0), (3.0, -0.4), (-3.0, -0.4), (0.2, 3.0)]
+    for i, p in enumerate(nearest):
         np.testing.assert_allclose(hazards[i], ego_unit(p), atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(hazards, axis=1), 1.0, atol=1e-5)
 

@@ -16,8 +16,11 @@ import pytest
 
 from crax._mjx import mjx
 from crax.bodies.point import Point
+from crax.hazards.walls import wall_points
 from crax.sensors import Accelerometer, Compass, Gyro, Lidar, Magnetometer, Velocimeter, pseudo_lidar
 from crax.sensors.base import Context
+from crax.sensors.compass import Distance
+from crax.sensors.lidar import CircleLidar
 
 B = 16
 W = 2 * math.pi / B  # bin width
@@ -173,6 +176,80 @@ def test_compass_many_objects_top_k_and_unit_norm():
     c, s = math.cos(yaw), math.sin(yaw)
     ego = np.stack([c * rel[:, 0] + s * rel[:, 1], -s * rel[:, 0] + c * rel[:, 1]], -1)[order]
     np.testing.assert_allclose(out, ego / np.linalg.norm(ego, axis=1, keepdims=True), atol=1e-5)
+
+
+def test_compass_origin_and_mask():
+    # Push's block->goal compass: from the block, in the agent's ego frame; a mask of 0 blanks it.
+    ctx = Context(model=None, data=None, agent_xy=jnp.asarray([1.0, 2.0]), agent_yaw=jnp.asarray(math.pi / 2),
+                  task={"goal": jnp.asarray([[1.0, 3.0]]), "block": jnp.asarray([[1.0, 1.0]]),
+                        "on": jnp.asarray(1.0), "off": jnp.asarray(0.0)})
+    # goal - block = (0, 2) world = straight ahead of an agent facing +y
+    np.testing.assert_allclose(np.asarray(Compass("goal", origin="block").observe(ctx)), [1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(np.asarray(Compass("goal", origin="block", mask="on").observe(ctx)), [1.0, 0.0], atol=1e-6)
+    assert np.all(np.asarray(Compass("goal", origin="block", mask="off").observe(ctx)) == 0.0)
+    assert np.all(np.asarray(Lidar("goal", mask="off").observe(ctx)) == 0.0)
+    assert np.asarray(Lidar("goal", mask="on").observe(ctx)).max() > 0
+    assert float(Distance("goal", origin="block").observe(ctx)[0]) == pytest.approx(2.0 / 3.0)
+    assert float(Distance("block").observe(ctx)[0]) == pytest.approx(1.0 / 3.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Walls as sensed objects: the nearest point of each wall.
+
+
+@pytest.mark.parametrize("xy", [(0.0, 0.0), (1.2, -0.7), (-2.9, 2.5), (2.99, -2.99)])
+def test_wall_points_are_the_nearest_points_of_each_wall(xy):
+    e = 3.0
+    got = np.asarray(wall_points(jnp.asarray(xy, jnp.float32), e))
+    np.testing.assert_allclose(got, [(e, xy[1]), (-e, xy[1]), (xy[0], e), (xy[0], -e)], atol=1e-6)
+    # against a brute-force search along each wall (east, west, north, south)
+    s = np.linspace(-e, e, 6001)
+    walls = [np.stack([np.full_like(s, e), s], 1), np.stack([np.full_like(s, -e), s], 1),
+             np.stack([s, np.full_like(s, e)], 1), np.stack([s, np.full_like(s, -e)], 1)]
+    for w, p in zip(walls, got, strict=True):
+        d = np.linalg.norm(w - np.asarray(xy), axis=1)
+        assert np.linalg.norm(p - np.asarray(xy)) == pytest.approx(d.min(), abs=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Circle lidar: ray-circle intersection, one ray per bin centre.
+
+
+def circle_lidar(agent_xy, yaw, **kw):
+    ctx = Context(model=None, data=None, agent_xy=jnp.asarray(agent_xy, jnp.float32),
+                  agent_yaw=jnp.asarray(yaw, jnp.float32), task={})
+    return np.asarray(CircleLidar(**kw).observe(ctx))
+
+
+def test_circle_lidar_from_the_centre_sees_the_radius_everywhere():
+    for yaw in (0.0, 1.1):
+        np.testing.assert_allclose(circle_lidar((0.0, 0.0), yaw), np.full(16, (6 - 1.5) / 6), atol=1e-6)
+
+
+def test_circle_lidar_inside_reads_the_far_root():
+    # From (1, 0) every ray hits: t = -cos(theta) + sqrt(cos^2(theta) + 1.25) for R = 1.5.
+    for yaw in (0.0, -0.7):
+        theta = yaw + (np.arange(16) + 0.5) * W
+        t = -np.cos(theta) + np.sqrt(np.cos(theta) ** 2 + 1.25)
+        np.testing.assert_allclose(circle_lidar((1.0, 0.0), yaw), (6 - t) / 6, atol=1e-5)
+    # straight ahead (between bins 15 and 0) the circle is 0.5 away, straight behind 2.5
+    out = circle_lidar((1.0, 0.0), 0.0)
+    assert out[0] == out[15] and out[0] > out[7] == out[8]
+
+
+def test_circle_lidar_outside_sees_the_near_side_and_misses_read_zero():
+    # From (3, 0) facing the centre, rays within asin(1.5 / 3) = 30 deg of the heading hit (bins 0
+    # and 15, at +-11.25 deg), at t = 3 cos(a) - sqrt(2.25 - 9 sin^2(a)); the rest miss.
+    a = W / 2
+    t = 3 * math.cos(a) - math.sqrt(2.25 - 9 * math.sin(a) ** 2)
+    want = np.zeros(16)
+    want[0] = want[15] = (6 - t) / 6
+    np.testing.assert_allclose(circle_lidar((3.0, 0.0), math.pi), want, atol=1e-5)
+    # from (7, 0) the same rays hit beyond the range (t > 6): nothing; from (8, 0) they miss
+    assert np.all(circle_lidar((7.0, 0.0), math.pi) == 0.0)
+    assert np.all(circle_lidar((8.0, 0.0), math.pi) == 0.0)
+    # another radius and range
+    np.testing.assert_allclose(circle_lidar((0.0, 0.0), 0.3, radius=1.0, max_dist=2.0), np.full(16, 0.5), atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------

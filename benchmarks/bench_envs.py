@@ -1,0 +1,93 @@
+"""Env throughput against bare physics for many env ids (``crax bench`` for each), into one results file.
+
+Usage::
+
+    python benchmarks/bench_envs.py --envs AntVelocity1 AntGoal1 --num-envs 64 256 1024
+    python benchmarks/bench_envs.py --suite Velocity          # level 1 of every body in the suite
+    python benchmarks/readme_tables.py                        # regenerate the README tables
+
+Appends one JSON line per (env id, N) to ``benchmarks/results/bench_envs.jsonl`` with the machine,
+its load average when the row was taken, and the date; the README table is generated from the latest
+row of each (env, N). Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
+bodies keep short timings; the best of ``--repeats`` calls is reported for the env and for the bare
+physics (``mjx.step`` × frame skip on the same model and batch), measured back to back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+import jax
+import tyro
+
+import crax
+from crax.bench import bench
+
+RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    envs: tuple[str, ...] = ()
+    """Env ids to measure."""
+    suite: str | None = None
+    """Also measure level 1 (Velocity) or levels 1-3 (other suites) of every body that runs this suite."""
+    num_envs: tuple[int, ...] = (64, 256, 1024)
+    """Numbers of parallel envs."""
+    env_steps: int = 40_000
+    """Env steps per timed call (steps per env = env_steps // N, at least 10)."""
+    repeats: int = 2
+    """Timed calls per measurement; the best is kept."""
+    velocity_threshold: float | None = None
+    """Passed to envs whose body has no measured τ yet (irrelevant to throughput)."""
+
+
+def ids_for_suite(suite: str) -> list[str]:
+    levels = (1,) if suite == "Velocity" else (1, 2, 3)  # Velocity levels differ only in τ: one program
+    out = []
+    for env_id in crax.env_ids():
+        _, s, level = crax.parse_id(env_id)
+        if s.name == suite and level in levels:
+            out.append(env_id)
+    return out
+
+
+def main(args: Args) -> None:
+    ids = list(args.envs) + (ids_for_suite(args.suite) if args.suite else [])
+    if not ids:
+        raise SystemExit("nothing to measure: give --envs or --suite")
+    device = jax.devices()[0]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    for env_id in ids:
+        try:
+            env = crax.make(env_id)
+        except ValueError:
+            if args.velocity_threshold is None:
+                raise
+            env = crax.make(env_id, velocity_threshold=args.velocity_threshold)
+        for n in args.num_envs:
+            load = os.getloadavg()[0]
+            row = bench(env, n, steps=max(10, args.env_steps // n), repeats=args.repeats)
+            record = {
+                "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": n,
+                "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
+                "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
+                "devices": f"{len(jax.devices())} {device.platform}", "cpu_count": os.cpu_count(),
+                "machine": platform.machine(), "load_1min": round(load, 2),
+                "date": datetime.date.today().isoformat(),
+            }
+            with open(RESULTS, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            print(f"{env_id:<24} N={n:<5} env {record['env_steps_per_s']:>9,} /s  physics "
+                  f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x  load {load:.1f}",
+                  file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

@@ -1,0 +1,113 @@
+"""Regenerates the README's result tables from the files in ``benchmarks/results/``.
+
+Usage::
+
+    python benchmarks/readme_tables.py            # rewrite README.md in place
+    python benchmarks/readme_tables.py --check    # exit 1 if README.md is out of date
+
+Each generated table sits between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` in the
+README; everything between the markers is replaced. Tables:
+
+- ``bench-envs``: ``bench_envs.jsonl`` (latest row per env id and N), env steps/s and the ratio to bare
+  physics, one row per env id.
+- ``learning-<ENV>``: ``learning_<ENV>.json`` written by ``benchmarks/learning.py``.
+- ``tau``: ``tau_<Body>.json`` written by ``benchmarks/measure_tau.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+
+
+def bench_envs_table() -> str:
+    rows: dict[tuple[str, int], dict] = {}
+    for line in (RESULTS / "bench_envs.jsonl").read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            rows[(r["env"], r["num_envs"])] = r  # the latest measurement wins
+    by_env: dict[str, dict[int, dict]] = defaultdict(dict)
+    for (env, n), r in rows.items():
+        by_env[env][n] = r
+    sizes = sorted({n for _, n in rows})
+    head = " | ".join(f"N={n}" for n in sizes)
+    lines = [
+        f"| body | env | env steps/s at {head} | env / physics cost at {head} | load (1 min) |",
+        "|---|---|" + "---|" * (2 * len(sizes) + 1),
+    ]
+    order = sorted(by_env, key=lambda e: (next(iter(by_env[e].values()))["body"], e))
+    for env in order:
+        per_n = by_env[env]
+        first = next(iter(per_n.values()))
+        sps = " | ".join(f"{per_n[n]['env_steps_per_s']:,}" if n in per_n else "–" for n in sizes)
+        ratio = " | ".join(f"{per_n[n]['ratio']:.2f}×" if n in per_n else "–" for n in sizes)
+        loads = [per_n[n]["load_1min"] for n in sizes if n in per_n]
+        lines.append(f"| {first['body']} | {env} | {sps} | {ratio} | {min(loads):.1f}–{max(loads):.1f} |")
+    lines[0] = lines[0].replace(f"env steps/s at {head}", " | ".join(f"steps/s N={n}" for n in sizes))
+    lines[0] = lines[0].replace(f"env / physics cost at {head}", " | ".join(f"env/physics N={n}" for n in sizes))
+    return "\n".join(lines)
+
+
+def learning_table(env: str) -> str:
+    data = json.loads((RESULTS / f"learning_{env}.json").read_text())
+    bound = data.get("safety_bound", 25)
+    lines = [f"| learner | return R | cost C | safe (C < {bound:g}) | minutes |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['learner']} | {r['return']:.2f} | {r['cost']:.2f} | {'yes' if r['safe'] else 'no'} | "
+                     f"{r['minutes']:.1f} |")
+    return "\n".join(lines)
+
+
+def tau_table() -> str:
+    lines = ["| body | PPO steps | mean speed reached (m/s) | base τ = 50% (m/s) | τ at levels 1 / 2 / 3 |",
+             "|---|---|---|---|---|"]
+    for path in sorted(RESULTS.glob("tau_*.json")):
+        r = json.loads(path.read_text())
+        tau = r["tau"]
+        lines.append(f"| {r['body']} | {r['total_steps']:,} | {r['mean_speed']:.3f} | {tau:.3f} | "
+                     f"{tau:.3f} / {0.75 * tau:.3f} / {0.5 * tau:.3f} |")
+    return "\n".join(lines)
+
+
+def render(name: str) -> str:
+    if name == "bench-envs":
+        return bench_envs_table()
+    if name == "tau":
+        return tau_table()
+    if name.startswith("learning-"):
+        return learning_table(name.removeprefix("learning-"))
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, learning-<ENV>")
+
+
+PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)
+
+
+def rewrite(text: str) -> str:
+    return PATTERN.sub(lambda m: m.group(1) + render(m.group("name")) + "\n" + m.group(4), text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
+    parser.add_argument("--file", type=Path, default=README, help="Markdown file to rewrite")
+    args = parser.parse_args()
+    old = args.file.read_text()
+    new = rewrite(old)
+    if args.check:
+        if new != old:
+            print(f"{args.file} is out of date: run python benchmarks/readme_tables.py", file=sys.stderr)
+            raise SystemExit(1)
+        return
+    args.file.write_text(new)
+
+
+if __name__ == "__main__":
+    main()

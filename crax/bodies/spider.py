@@ -1,0 +1,38 @@
+"""Spider: the Ant with six legs, on a free joint."""
+
+from __future__ import annotations
+
+from crax.bodies.base import LOCOMOTION, NAVIGATION
+from crax.bodies.free import FreeBody
+
+
+class Spider(FreeBody):
+    """Spider (SPEC section 2): 12 motors (gear 150), obs 35 = qpos without root x, y (17), qvel (18).
+
+    The Ant's torso and leg proportions with six legs at 60° spacing (front legs 30° off the
+    heading); each leg a hip (axis z, ±30°) and an ankle (30° to 70°, positive bends down on every
+    leg). Actuators: hip then ankle of front_left, mid_left, back_left, front_right, mid_right,
+    back_right. The six foot spheres are the only colliding geoms; their geoms and sites carry the
+    names in :attr:`feet`. Starts like the Ant from its model pose (ankles at 0, folded down by
+    the limits in the first steps); with zero action it stands near z 0.6, sagging slowly.
+    Terminates when the torso leaves z in [0.2, 1.0]; the torso does not collide, so a flipped
+    spider sinks through the floor and terminates. Solver budget 4 / 4, as the Ant (2 iterations
+    stay finite but throw the spider up to z 9 m on unconverged contacts).
+    Velocity suite: healthy bonus 1.0, control cost 0.5; base τ not measured yet (SPEC: half the
+    speed of an unconstrained PPO policy), so ``SpiderVelocity*`` needs ``velocity_threshold=``.
+    """
+
+    name = "Spider"
+    kinds = frozenset({NAVIGATION, LOCOMOTION})
+    asset = "spider.xml"
+    timestep = 0.01
+    frame_skip = 5
+    solver_iterations = 4
+    ls_iterations = 4
+    reset_noise = 0.1
+    healthy_z = (0.2, 1.0)
+    healthy_reward = 1.0
+    ctrl_cost = 0.5
+    velocity_threshold = None
+    feet = ("front_left", "front_right", "mid_left", "mid_right", "back_left", "back_right")
+    """Names of the foot geoms and sites (``agent/`` prefixed in the scene)."""

@@ -1,0 +1,140 @@
+"""Pathway: run forward without stepping on the zones strung along the way (SPEC section 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import mujoco
+from flax import nnx
+
+from crax._mjx import mjx
+from crax.bodies.base import LOCOMOTION, PLANAR, Body
+from crax.hazards.pathway import FootZones, PathwayZones, TerminalCost
+from crax.sensors.base import Context
+from crax.sensors.lidar import Lidar
+from crax.suites.base import Suite, Transition
+
+MAX_GAP = {1: 6.0, 2: 4.0, 3: 2.0}
+"""Largest gap between consecutive zones, by level."""
+
+
+class Pathway(Suite):
+    """Foot placement among flat zones along +x; accepts every planar locomotion body.
+
+    ``r = v_x + healthy_reward·1[healthy]`` (terms ``reward/forward``, ``reward/healthy``), v_x the
+    forward velocity of the body's locomotion point (the torso) over the step, as in Velocity.
+
+    ``c = β Σ_i max_f max(0, 1 − d_f^(i)/r_i)² + c_term·1[fell]`` (terms ``cost/zones``,
+    ``cost/fall``): the sum runs over all zones, the max over the body's feet (``Body.feet``, site
+    names) whose site is below ``ground_height``; d is the planar distance of the foot to a disc's
+    centre and the Chebyshev distance to a square's centre (the falloff of a square then covers
+    the drawn square; see :class:`~crax.hazards.pathway.PathwayZones`). "fell" is the body's
+    unhealthy termination; bodies that never terminate (HalfCheetah) never pay ``c_term``.
+
+    The ``num_hazards`` zones (discs of ``hazard_radius`` and squares of half side
+    ``hazard_half``, alternating, the first a disc) are laid out anew at every reset: first at
+    x ~ U(1, 2), then gaps ~ U(1, max_gap), offsets y ~ U(±0.25); they live in ``task["zones"]``
+    (num_hazards, 2). The ``rendered_zones`` of them around the torso are drawn, as mocap bodies
+    without collision that follow the agent; costs and the lidar use all of them.
+
+    Observation: body obs + a 16-bin pseudo-lidar (range 5) over the 10 zones nearest to the torso
+    (HalfCheetah 18 + 16 = 34). Planar bodies cannot turn, so the lidar's bin 0 always looks along
+    +x (yaw 0), even when the body flips over.
+
+    Args:
+      body: a planar locomotion body that names its foot sites in ``feet``.
+      level: 1, 2 or 3 (max gap 6, 4, 2 m).
+      num_hazards: number of zones.
+      hazard_radius, hazard_half: disc radius and square half side.
+      max_gap: defaults to the level's.
+      beta: weight β of the zone cost.
+      terminal_cost: c_term, charged on the step the body falls.
+      ground_height: a foot touches the ground below this site height.
+      lidar_bins, lidar_max_dist, lidar_nearest: the hazard lidar.
+      rendered_zones: zones drawn as mocap bodies, a window around the torso that follows it
+        (each mocap body costs physics time; ``num_hazards`` draws every zone).
+    """
+
+    name = "Pathway"
+    requires = frozenset({LOCOMOTION, PLANAR})
+
+    def __init__(
+        self,
+        body: Body,
+        level: int,
+        *,
+        num_hazards: int = 100,
+        hazard_radius: float = 0.25,
+        hazard_half: float = 0.2,
+        max_gap: float | None = None,
+        beta: float = 1.5,
+        terminal_cost: float = 5.0,
+        ground_height: float = 0.1,
+        lidar_bins: int = 16,
+        lidar_max_dist: float = 5.0,
+        lidar_nearest: int = 10,
+        rendered_zones: int = 10,
+    ):
+        if level not in MAX_GAP:
+            raise ValueError(f"level {level} is not a level of Pathway; valid levels: {', '.join(map(str, MAX_GAP))}")
+        feet = tuple(body.feet)
+        if not feet:
+            raise ValueError(f"body {body.name!r} names no foot sites (class attribute `feet`); Pathway needs them")
+        self.body = body
+        self.level = level
+        self.zones = PathwayZones(
+            num_hazards, hazard_radius, hazard_half, max_gap=MAX_GAP[level] if max_gap is None else max_gap,
+            rendered=rendered_zones,
+        )
+        self.zones.label = "zones"
+        self.sensors = nnx.List([
+            Lidar("zones", num_bins=lidar_bins, max_dist=lidar_max_dist, nearest=min(lidar_nearest, num_hazards))
+        ])
+        self.constraints = nnx.List([
+            FootZones(self.zones, tuple(body.prefix + f for f in feet), beta=beta, ground_height=ground_height),
+            TerminalCost(terminal_cost, key="fell", term="fall"),
+        ])
+
+    @property
+    def placeables(self) -> dict[str, PathwayZones]:
+        return {"zones": self.zones}
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        self.zones.build(spec, "zones")
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        self.zones.bind(m)
+        super().bind(m)
+
+    def move(self, data: mjx.Data, zones: jax.Array) -> mjx.Data:
+        """Puts the drawn zone mocaps at the window of ``zones`` (count, 2) around the torso.
+
+        Reads the torso position of ``data``; at reset, before any kinematics, that is the origin,
+        behind every zone, which gives the same first window as the start pose does.
+        """
+        return self.zones.write(data, self.zones.window(zones, self.body.position(data)[0]))
+
+    def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
+        k_body, k_layout = jax.random.split(key)
+        qpos, qvel = self.body.initial_state(k_body)
+        zones = self.zones.sample(k_layout)
+        data = self.body.write_state(data, qpos, qvel)
+        return self.move(data, zones), {"zones": zones, "fell": jnp.array(False)}
+
+    def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
+        ctx = super().context(model, data, task)
+        return ctx.replace(agent_yaw=jnp.zeros_like(ctx.agent_yaw))
+
+    def transition(self, model, before, data, task, action):
+        del action  # no control cost in Pathway
+        forward = (self.body.locomotion_position(data) - self.body.locomotion_position(before))[0] / self.body.dt
+        healthy = self.body.healthy(data)
+        if self.zones.rendered < self.zones.count:
+            data = self.move(data, task["zones"])
+        rewards = {"forward": forward, "healthy": self.body.healthy_reward * healthy.astype(jnp.float32)}
+        return data, Transition(
+            task={**task, "fell": ~healthy}, rewards=rewards, reward=rewards["forward"] + rewards["healthy"],
+            terminated=~healthy,
+        )

@@ -1,0 +1,177 @@
+"""Reach: move an arm's fingertip to a target without sweeping over flat zones (SPEC section 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import mujoco
+from flax import nnx
+
+from crax._mjx import mjx
+from crax.bodies.base import ARM, Body
+from crax.hazards.arm_touch import ArmTouch
+from crax.hazards.constraints import TaskParam
+from crax.hazards.mixed_zones import MixedZones
+from crax.hazards.placement import sample_layout
+from crax.sensors.lidar import Lidar
+from crax.suites.base import Suite, Transition
+
+LEVEL_HAZARDS = {1: 4, 2: 7, 3: 10}
+"""Number of zones by level."""
+
+
+def sample_annulus(key: jax.Array, shape: tuple[int, ...], r_min: float, r_max: float) -> jax.Array:
+    """Points (*shape, 2) uniform (by area) in the annulus r_min ≤ ‖p‖ ≤ r_max around the origin."""
+    k_r, k_phi = jax.random.split(key)
+    r = jnp.sqrt(jax.random.uniform(k_r, shape, minval=r_min**2, maxval=r_max**2))
+    phi = jax.random.uniform(k_phi, shape, minval=-jnp.pi, maxval=jnp.pi)
+    return jnp.stack([r * jnp.cos(phi), r * jnp.sin(phi)], axis=-1)
+
+
+class Reach(Suite):
+    """Reach a target with the fingertip; flat zones in the workspace cost when the arm is over them.
+
+    ``r = shaping_scale · max(0, 1 − d/shaping_range)² + reach_bonus · 1[d < reach_radius]``
+    (terms ``reward/shaping`` and ``reward/reached``), d the fingertip–target distance (also in
+    ``metrics["distance"]``). ``c = cost_scale · Σ_i 1[arm ∩ zone_i]`` (``cost/zones``): the arm
+    sampled at ``samples_per_link`` points per link plus the tip, each zone counted once.
+    Observation: the body's 11 + a 16-bin pseudo-lidar of the zone centres around the arm's base
+    (range 0.3, bins fixed in the world frame since the base never turns) = 27.
+
+    Decisions (SPEC is silent):
+
+    - The target is drawn uniformly by area in the annulus ``target_radii`` = (0.05, 0.20) m
+      around the base. The arm reaches 0.018–0.21 m (links 0.1 and 0.11, elbow within ±3 rad);
+      0.20 is Gymnasium's target radius, 0.05 keeps the target off the base.
+    - Zones alternate circles (r 0.035) and squares (half 0.03); their centres are drawn in the
+      annulus ``hazard_radii`` = (0.07, 0.21) m, so no zone covers the base (which the arm can
+      never leave) and every zone can be reached. Zones keep their circumradius clear of each
+      other and ``target_keepout`` = 0.03 m clear of the target (reach radius 0.02 + the tip's
+      1 cm). Placement is :func:`~crax.hazards.placement.sample_layout` with 256 fixed
+      candidates per zone: of 40960 level-3 layouts none overlapped (with 64 candidates, 56 did).
+    - The arm's start pose is Gymnasium's (straight along +x, ±0.1 rad) and zones may lie under
+      it: keeping it clear would leave the +x strip free of zones in every layout.
+    - The target does not respawn when reached (as in Gymnasium); the episode runs to the time
+      limit (1000 steps by default, SPEC section 1; Gymnasium's Reacher uses
+      ``episode_length=50``). Target and zones are drawn anew at every reset.
+    - Never terminates.
+
+    Arm bodies provide ``set_target(data, xy)``, ``target(data)``, ``fingertip(data)`` and the class
+    attribute ``links`` (the bodies at the base joint, each further joint and the fingertip, base
+    first); the base stands at the world origin and never turns (the lidar's frame).
+
+    Args:
+      body: an arm body.
+      level: 1, 2 or 3 (4, 7 or 10 zones).
+      num_hazards: number of zones; defaults to the level's.
+      hazard_radius, hazard_half: circle radius and square half-size of the zones.
+      cost_scale: β, the cost per zone touched.
+      samples_per_link: arm sample points per link (plus the tip).
+      shaping_scale, shaping_range: weight and range of the distance shaping.
+      reach_bonus, reach_radius: reward while the fingertip is within ``reach_radius``.
+      lidar_bins, lidar_max_dist: hazard lidar resolution and range.
+      target_radii, hazard_radii: annuli of the target and of the zone centres.
+      target_keepout: clearance of zones around the target.
+      num_candidates: layout candidates per zone.
+    """
+
+    name = "Reach"
+    requires = frozenset({ARM})
+
+    def __init__(
+        self,
+        body: Body,
+        level: int,
+        *,
+        num_hazards: int | None = None,
+        hazard_radius: float = 0.035,
+        hazard_half: float = 0.03,
+        cost_scale: float = 1.0,
+        samples_per_link: int = 5,
+        shaping_scale: float = 0.1,
+        shaping_range: float = 0.4,
+        reach_bonus: float = 1.0,
+        reach_radius: float = 0.02,
+        lidar_bins: int = 16,
+        lidar_max_dist: float = 0.3,
+        target_radii: tuple[float, float] = (0.05, 0.20),
+        hazard_radii: tuple[float, float] = (0.07, 0.21),
+        target_keepout: float = 0.03,
+        num_candidates: int = 256,
+    ):
+        if level not in LEVEL_HAZARDS:
+            raise ValueError(f"level {level} is not a level of Reach; valid levels: 1, 2, 3")
+        num_hazards = LEVEL_HAZARDS[level] if num_hazards is None else num_hazards
+        if not isinstance(num_hazards, int) or num_hazards < 0:
+            raise ValueError(f"num_hazards must be an integer >= 0, got {num_hazards!r}")
+        for label, (lo, hi) in (("target_radii", target_radii), ("hazard_radii", hazard_radii)):
+            if not 0 <= lo < hi:
+                raise ValueError(f"{label} must be (r_min, r_max) with 0 <= r_min < r_max, got {(lo, hi)!r}")
+        self.body = body
+        self.level = level
+        self.zones = MixedZones(num_hazards, hazard_radius, hazard_half)
+        self.zones.label = "hazards"
+        self.target_radii = tuple(target_radii)
+        self.hazard_radii = tuple(hazard_radii)
+        self.target_keepout = target_keepout
+        self.num_candidates = num_candidates
+        self.shaping_scale = TaskParam(jnp.asarray(shaping_scale, jnp.float32))
+        self.shaping_range = TaskParam(jnp.asarray(shaping_range, jnp.float32))
+        self.reach_bonus = TaskParam(jnp.asarray(reach_bonus, jnp.float32))
+        self.reach_radius = TaskParam(jnp.asarray(reach_radius, jnp.float32))
+        self.sensors = nnx.List([Lidar("hazards", num_bins=lidar_bins, max_dist=lidar_max_dist)])
+        chain = tuple(body.prefix + b for b in body.links)
+        self.constraints = nnx.List(
+            [ArmTouch(self.zones, chain, samples_per_link=samples_per_link, cost_scale=cost_scale)]
+        )
+
+    @property
+    def placeables(self) -> dict[str, MixedZones]:
+        return {"hazards": self.zones}
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        self.zones.build(spec, "hazards")
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        self.zones.bind(m)
+        super().bind(m)
+
+    def place(self, data: mjx.Data, target: jax.Array, hazards: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
+        """Moves the target (2,) and the zones (n, 2); returns the data and the task state."""
+        data = self.body.set_target(data, target)
+        if self.zones.count:
+            ids = jnp.asarray(self.zones.mocap_ids)
+            data = data.replace(mocap_pos=data.mocap_pos.at[ids].set(self.zones.mocap_pos(hazards)))
+        return data, {"target": target[None, :], "hazards": hazards}
+
+    def draw_layout(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """A target (2,) and zone centres (n, 2) that keep clear of each other."""
+        k_target, k_zones = jax.random.split(key)
+        target = sample_annulus(k_target, (), *self.target_radii)
+        fixed = jnp.concatenate([target, jnp.asarray([self.target_keepout], jnp.float32)])[None, :]
+        hazards = sample_layout(
+            k_zones, jnp.asarray(self.zones.keepouts, jnp.float32).reshape(-1), 0.0,
+            num_candidates=self.num_candidates, fixed=fixed,
+            candidates=lambda k, n: sample_annulus(k, (n,), *self.hazard_radii),
+        )
+        return target, hazards
+
+    def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
+        k_body, k_layout = jax.random.split(key)
+        qpos, qvel = self.body.initial_state(k_body)
+        data = self.body.write_state(data, qpos, qvel)
+        return self.place(data, *self.draw_layout(k_layout))
+
+    def transition(self, model, before, data, task, action):
+        d = jnp.linalg.norm(self.body.fingertip(data) - self.body.target(data))
+        closeness = jnp.maximum(0.0, 1.0 - d / self.shaping_range[...])
+        rewards = {
+            "shaping": self.shaping_scale[...] * jnp.square(closeness),
+            "reached": self.reach_bonus[...] * (d < self.reach_radius[...]).astype(jnp.float32),
+        }
+        return data, Transition(
+            task=task, rewards=rewards, reward=rewards["shaping"] + rewards["reached"],
+            terminated=jnp.array(False), extra_metrics={"distance": d},
+        )
