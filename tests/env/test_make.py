@@ -134,6 +134,7 @@ def test_env_ids_are_exactly_the_buildable_ones():
         ("HumanoidVelocity1", 376, 17, 0.015),
         ("Walker2dVelocity1", 17, 6, 0.008),
         ("HopperVelocity1", 11, 3, 0.008),
+        ("SpiderVelocity3", 35, 12, 0.05),
         *[(f"AntGoal{i}", 27 + 50, 8, 0.05) for i in (1, 2, 3)],
         *[(f"HumanoidGoal{i}", 376 + 50, 17, 0.015) for i in (1, 2, 3)],
         *[(f"SpiderGoal{i}", 35 + 50, 12, 0.05) for i in (1, 2, 3)],

@@ -2,9 +2,8 @@
 after steps, standing and random-action stability, termination, action scaling, placement, and
 its feet: the six named foot spheres are the only collidable agent geoms.
 
-One env is compiled: ``compiled("SpiderVelocity1", velocity_threshold=1.0)`` (the Spider's base
-τ is not measured yet, so Velocity needs an explicit threshold), plus one vmapped
-``mjx.forward`` for placement; see ``legged_checks``.
+One env is compiled: ``compiled("SpiderVelocity1", velocity_threshold=1.0)`` (a threshold that
+random actions cross), plus one vmapped ``mjx.forward`` for placement; see ``legged_checks``.
 """
 
 from __future__ import annotations
@@ -33,16 +32,18 @@ def test_sizes_by_eval_shape():
     checks.check_sizes(spider(), "Spider", obs=35, act=12)
 
 
-def test_velocity_needs_a_threshold():
-    with pytest.raises(ValueError, match="velocity_threshold"):
-        crax.make("SpiderVelocity2")
+def test_velocity_uses_the_measured_threshold():
+    """Base τ = half the speed PPO reached (benchmarks/results/tau_Spider.json), × 1 / 0.75 / 0.5."""
+    for level, factor in ((1, 1.0), (2, 0.75), (3, 0.5)):
+        threshold = crax.make(f"SpiderVelocity{level}").suite.constraints[0].threshold[...]
+        assert float(threshold) == pytest.approx(0.741 * factor)
 
 
 def test_morphology_and_constants():
     t = spider()
     body, m = t.body, t.m
     assert (body.dt, body.healthy_z, body.healthy_reward, body.ctrl_cost) == (0.05, (0.2, 1.0), 1.0, 0.5)
-    assert body.velocity_threshold is None
+    assert body.velocity_threshold == 0.741
     assert body.feet == FEET
     assert m.geom("agent/torso").size[0] == 0.25 and m.qpos0[2] == 0.75
     rad = np.pi / 180
