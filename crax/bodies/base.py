@@ -141,6 +141,10 @@ class Body(nnx.Module):
         """
         return self.position(data)
 
+    def planar_velocity(self, before: mjx.Data, data: mjx.Data) -> jax.Array:
+        """(v_x, v_y) of :meth:`locomotion_position` over one control step from ``before`` to ``data``."""
+        return (self.locomotion_position(data) - self.locomotion_position(before))[:2] / self.dt
+
     def observe(self, data: mjx.Data) -> jax.Array:
         """The body's own observation (SPEC section 2)."""
         raise NotImplementedError

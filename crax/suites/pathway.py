@@ -129,7 +129,7 @@ class Pathway(Suite):
 
     def transition(self, model, before, data, task, action):
         del action  # no control cost in Pathway
-        forward = (self.body.locomotion_position(data) - self.body.locomotion_position(before))[0] / self.body.dt
+        forward = self.body.planar_velocity(before, data)[0]
         healthy = self.body.healthy(data)
         if self.zones.rendered < self.zones.count:
             data = self.move(data, task["zones"])

@@ -85,7 +85,7 @@ class SpiderLegs(Suite):
         return data, {}
 
     def transition(self, model, before, data, task, action):
-        forward = (self.body.locomotion_position(data) - self.body.locomotion_position(before))[0] / self.body.dt
+        forward = self.body.planar_velocity(before, data)[0]
         healthy = self.body.healthy(data)
         rewards = {
             "forward": forward,

@@ -72,7 +72,7 @@ class Velocity(Suite):
         return data, {"velocity": jnp.zeros((), jnp.float32)}
 
     def transition(self, model, before, data, task, action):
-        displacement = (self.body.locomotion_position(data) - self.body.locomotion_position(before))[:2] / self.body.dt
+        displacement = self.body.planar_velocity(before, data)
         forward = displacement[0]
         speed = forward if self.planar else jnp.linalg.norm(displacement)
         healthy = self.body.healthy(data)
