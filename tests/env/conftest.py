@@ -120,6 +120,23 @@ class Compiled:
         return state
 
 
+def host(tree):
+    """Numpy copies of every array leaf (PRNG keys stay JAX arrays)."""
+    return jax.tree.map(lambda x: x if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else np.asarray(x), tree)
+
+
+def step_from(c: Compiled, state, *, qpos=None, qvel=None, action=None):
+    """One ``c.step`` from ``state`` with ``qpos``/``qvel`` replaced (numpy in, numpy out); zero action by default."""
+    state = jax.tree.map(jnp.asarray, state)
+    data = state.data
+    if qpos is not None:
+        data = data.replace(qpos=jnp.asarray(qpos, jnp.float32))
+    if qvel is not None:
+        data = data.replace(qvel=jnp.asarray(qvel, jnp.float32))
+    a = jnp.zeros(c.env.action_size) if action is None else jnp.asarray(action, jnp.float32)
+    return host(c.step(state.replace(data=data), a))
+
+
 @functools.cache
 def compiled(env_id: str, **overrides) -> Compiled:
     return Compiled(env_id, **overrides)

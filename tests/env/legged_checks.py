@@ -20,18 +20,13 @@ import pytest
 
 import crax
 from crax._mjx import mjx
-from tests.env.conftest import compiled
+from tests.env.conftest import compiled, host, step_from
 
 GOAL_SENSORS = 50
 """Goal lidar 16 + hazard lidar 16 + goal compass 2 + 8 hazard compasses 16."""
 
 UPSIDE_DOWN = np.array([0.0, 1.0, 0.0, 0.0], np.float32)
 """Root quaternion of a torso turned by π about x: the legs point up, away from the floor."""
-
-
-def host(tree):
-    """Numpy copies of every array leaf (PRNG keys stay JAX arrays)."""
-    return jax.tree.map(lambda x: x if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else np.asarray(x), tree)
 
 
 class Legged:
@@ -48,14 +43,7 @@ class Legged:
 
     def step(self, state, *, qpos=None, qvel=None, action=None):
         """One ``env.step`` from ``state`` with ``qpos``/``qvel`` replaced (numpy in, numpy out)."""
-        state = jax.tree.map(jnp.asarray, state)
-        data = state.data
-        if qpos is not None:
-            data = data.replace(qpos=jnp.asarray(qpos, jnp.float32))
-        if qvel is not None:
-            data = data.replace(qvel=jnp.asarray(qvel, jnp.float32))
-        a = jnp.zeros(self.env.action_size) if action is None else jnp.asarray(action, jnp.float32)
-        return host(self.c.step(state.replace(data=data), a))
+        return step_from(self.c, state, qpos=qpos, qvel=qvel, action=action)
 
     def rollout(self, actions, seed: int = 0):
         """States after each of ``actions`` (one jitted ``step`` per action), starting from a reset."""

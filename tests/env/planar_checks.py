@@ -9,23 +9,17 @@ joints...), where rootz is the torso height and rooty the pitch.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
 
 import crax
 from crax.bodies.base import NAVIGATION
-from tests.env.conftest import compiled
+from tests.env.conftest import compiled, host, step_from
 
 FOLDED = -2.61799
 """Thigh and knee at their -150° limits: each leg folds up so its foot is above the hip, which
 lets a test put the torso low without pushing a foot into the floor."""
-
-
-def host(tree):
-    """Numpy copies of every array (PRNG keys stay JAX arrays)."""
-    return jax.tree.map(lambda x: x if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else np.asarray(x), tree)
 
 
 def reset(env_id: str, seed: int = 0):
@@ -34,15 +28,7 @@ def reset(env_id: str, seed: int = 0):
 
 def step(env_id: str, state, *, qpos=None, qvel=None, action=None):
     """One ``env.step`` from ``state`` with ``qpos``/``qvel`` replaced (numpy in, numpy out)."""
-    c = compiled(env_id)
-    state = jax.tree.map(jnp.asarray, state)
-    data = state.data
-    if qpos is not None:
-        data = data.replace(qpos=jnp.asarray(qpos, jnp.float32))
-    if qvel is not None:
-        data = data.replace(qvel=jnp.asarray(qvel, jnp.float32))
-    a = jnp.zeros(c.env.action_size) if action is None else jnp.asarray(action, jnp.float32)
-    return host(c.step(state.replace(data=data), a))
+    return step_from(compiled(env_id), state, qpos=qpos, qvel=qvel, action=action)
 
 
 def torso_height(env_id: str, qpos) -> float:
