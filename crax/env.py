@@ -193,13 +193,16 @@ class AutoReset(Wrapper):
 
     Args:
       env: a :class:`Vmap`-ed env.
-      max_partial: size of the partial-reset slot array; default ``max(1, num_envs // 8)``.
+      max_partial: size of the partial-reset slot array; default ``max(1, num_envs // 8)``; 0 (and
+        any env that is not a :class:`Vmap`) always resets the whole batch.
     """
 
     def __init__(self, env: Env, max_partial: int | None = None):
         super().__init__(env)
-        n = getattr(env, "num_envs", None)
-        self.max_partial = max_partial if max_partial is not None else max(1, (n or 8) // 8)
+        if not isinstance(env, Vmap):  # a partial reset needs the unbatched env to reset single slots
+            self.max_partial = 0
+        else:
+            self.max_partial = max_partial if max_partial is not None else max(1, env.num_envs // 8)
 
     def reset(self, key: jax.Array) -> State:
         key, sub = jax.random.split(key)
@@ -207,13 +210,6 @@ class AutoReset(Wrapper):
         n = state.done.shape[0]
         info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs}
         return state.replace(info=info)
-
-    def _single_reset(self, keys: jax.Array) -> State:
-        """Resets of the unbatched env for a batch of keys of any length."""
-        inner = self.env.env if isinstance(self.env, Vmap) else None
-        if inner is None:
-            return self.env.reset(keys)
-        return jax.vmap(inner.reset)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
         state = self.env.step(state, action)
@@ -233,20 +229,19 @@ class AutoReset(Wrapper):
             return merge(state, fresh, lambda a, b: _select(done, a, b), new_keys)
 
         def reset_some(state: State) -> State:
-            slots = jnp.nonzero(done, size=self.max_partial, fill_value=n)[0]  # n: empty slot
-            valid = slots < n
-            gather = jnp.minimum(slots, n - 1)
-            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"][gather])
-            fresh = self._single_reset(keys[:, 1])
+            # Indices of the done envs; unused slots hold n, which the scatter drops (out of bounds).
+            slots = jnp.nonzero(done, size=self.max_partial, fill_value=n)[0]
+            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"][jnp.minimum(slots, n - 1)])
+            fresh = jax.vmap(self.env.env.reset)(keys[:, 1])  # the unbatched env, one per slot
 
             def scatter(new, old):
-                return jax.tree.map(lambda a, b: b.at[jnp.where(valid, slots, n)].set(a, mode="drop"), new, old)
+                return jax.tree.map(lambda a, b: b.at[slots].set(a, mode="drop"), new, old)
 
-            new_keys = state.info["autoreset_key"].at[jnp.where(valid, slots, n)].set(keys[:, 0], mode="drop")
+            new_keys = state.info["autoreset_key"].at[slots].set(keys[:, 0], mode="drop")
             return merge(state, fresh, scatter, new_keys)
 
         count = jnp.sum(done)
-        if self.max_partial >= n:
+        if not 0 < self.max_partial < n:
             return jax.lax.cond(count > 0, reset_all, lambda s: s, state)
         branch = jnp.where(count == 0, 0, jnp.where(count <= self.max_partial, 1, 2))
         return jax.lax.switch(branch, [lambda s: s, reset_some, reset_all], state)
