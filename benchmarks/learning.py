@@ -7,7 +7,7 @@ Usage::
 
 Each learner trains with the SPEC defaults except the knobs below (smaller batches so that a run
 fits in about 20 minutes on a 2-core CPU). Writes the final episodic return and cost of each
-learner to ``benchmarks/results/learning_<env>.md`` (and ``.json``) and their training curves to
+learner to ``benchmarks/results/learning_<env>.md`` (and ``.json``, with the training-episode curves) and their training curves to
 ``benchmarks/results/learning_<env>.png``. Run folders go under ``benchmarks/results/runs/``.
 """
 
@@ -52,6 +52,23 @@ class Args:
     """Evaluations per run."""
     seed: int = 0
     """Seed of every run."""
+    desync_episodes: bool = True
+    """Start training envs at random steps of their first episode (SPEC decision 11)."""
+    tag: str = ""
+    """Suffix of the output files (e.g. ``-sync`` for a run with --no-desync-episodes)."""
+    last_iterations: int = 20
+    """Iterations over which the spread of each multiplier is reported."""
+
+
+def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
+    """Mean, standard deviation, min and max of each multiplier over the last ``last`` iterations of seed 0."""
+    rows = [r for r in history if r["seed"] == 0 and "loss/policy" in r][-last:]
+    out = {}
+    for key in sorted({k for r in rows for k in r if k.startswith("multiplier/")}):
+        v = np.array([r[key] for r in rows])
+        out[key.split("/", 1)[1]] = {"mean": float(v.mean()), "std": float(v.std()), "min": float(v.min()),
+                                     "max": float(v.max())}
+    return out
 
 
 def main(args: Args) -> None:
@@ -61,26 +78,37 @@ def main(args: Args) -> None:
         cls = runner.get_learner(name)
         config = cls.Config(total_steps=args.total_steps, num_envs=args.num_envs, batch_size=args.batch_size,
                             num_minibatches=args.num_minibatches, unroll_length=args.unroll_length,
-                            critic_hidden=args.critic_hidden, num_evals=args.num_evals, seed=args.seed)
+                            critic_hidden=args.critic_hidden, num_evals=args.num_evals, seed=args.seed,
+                            desync_episodes=args.desync_episodes)
         t = time.perf_counter()
         result = runner.train(name, config, args.env, runs_root=RESULTS / "runs")
         minutes = (time.perf_counter() - t) / 60
         final = result.final[0]
-        rows.append({"learner": name, "return": final["return"], "cost": final["cost"], "safe": final["safe"],
-                     "minutes": minutes, "run_dir": str(result.run_dir)})
+        rows.append({"learner": name, "return": final["return"], "cost": final["cost"],
+                     "return_std": final["return_std"], "cost_std": final["cost_std"], "safe": final["safe"],
+                     "policy": final["policy"], "deterministic_return": final["deterministic"]["return"],
+                     "deterministic_cost": final["deterministic"]["cost"], "minutes": minutes,
+                     "run_dir": str(result.run_dir.relative_to(RESULTS.parent.parent)),
+                     "multipliers_last": _spread(result.history, args.last_iterations)})
         hist = [r for r in result.history if "episode/return" in r and r["seed"] == 0]
         curves[name] = (np.array([r["step"] for r in hist]), np.array([r["episode/return"] for r in hist]),
                         np.array([r["episode/cost"] for r in hist]))
         print(f"{name}: R {final['return']:.2f}  C {final['cost']:.2f}  ({minutes:.1f} min)", flush=True)
 
     bound = runner.get_learner(args.learners[0]).Config().safety_bound
-    stem = RESULTS / f"learning_{args.env}"
-    table = [f"# {args.env}: {args.total_steps:,} steps per learner (final deterministic evaluation)", "",
-             f"| learner | return R | cost C | safe (C < {bound:g}) | minutes |", "|---|---|---|---|---|"]
-    table += [f"| {r['learner']} | {r['return']:.2f} | {r['cost']:.2f} | {'yes' if r['safe'] else 'no'} | "
+    stem = RESULTS / f"learning_{args.env}{args.tag}"
+    table = [f"# {args.env}: {args.total_steps:,} steps per learner (final evaluation: mean ± std over "
+             "the evaluation episodes; safe is judged on the stochastic policy)", "",
+             f"| learner | return R | cost C | safe (C < {bound:g}) | deterministic R / C | minutes |",
+             "|---|---|---|---|---|---|"]
+    table += [f"| {r['learner']} | {r['return']:.2f} ± {r['return_std']:.2f} | {r['cost']:.2f} ± {r['cost_std']:.2f} | "
+              f"{'yes' if r['safe'] else 'no'} | {r['deterministic_return']:.2f} / {r['deterministic_cost']:.2f} | "
               f"{r['minutes']:.1f} |" for r in rows]
     stem.with_suffix(".md").write_text("\n".join(table) + "\n")
-    stem.with_suffix(".json").write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows}, indent=2))
+    curve_rows = {name: {"step": steps.tolist(), "return": ret.tolist(), "cost": cost.tolist()}
+                  for name, (steps, ret, cost) in curves.items()}
+    stem.with_suffix(".json").write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows,
+                                                     "curves": curve_rows}, indent=2))
 
     fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(12, 4.5))
     for name, (steps, ret, cost) in curves.items():

@@ -59,10 +59,15 @@ def bench_envs_table() -> str:
 def learning_table(env: str) -> str:
     data = json.loads((RESULTS / f"learning_{env}.json").read_text())
     bound = data.get("safety_bound", 25)
-    lines = [f"| learner | return R | cost C | safe (C < {bound:g}) | minutes |", "|---|---|---|---|---|"]
+    steps = data["args"]["total_steps"]
+    lines = [f"| learner | steps | judged policy | return R | cost C | safe (C < {bound:g}) | deterministic R / C | minutes |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
-        lines.append(f"| {r['learner']} | {r['return']:.2f} | {r['cost']:.2f} | {'yes' if r['safe'] else 'no'} | "
-                     f"{r['minutes']:.1f} |")
+        spread = lambda k, r=r: f" ± {r[k + '_std']:.2f}" if k + "_std" in r else ""  # noqa: E731
+        det = (f"{r['deterministic_return']:.2f} / {r['deterministic_cost']:.2f}" if "deterministic_return" in r
+               else "(judged)")
+        lines.append(f"| {r['learner']} | {steps:,} | {r.get('policy', 'deterministic')} | {r['return']:.2f}{spread('return')} | "
+                     f"{r['cost']:.2f}{spread('cost')} | {'yes' if r['safe'] else 'no'} | {det} | {r['minutes']:.1f} |")
     return "\n".join(lines)
 
 

@@ -8,12 +8,16 @@ Usage::
 Besides the whole iteration it times its two halves separately (the rollout: env steps plus actor
 inference; the update: normalizer, critics on the batch, GAE and the SGD epochs), which shows the
 knob that dominates on this machine. Results are appended to benchmarks/results/throughput.jsonl.
+
+With several local devices the trainer spreads the env batch over them; on a CPU, split it into
+two host devices with ``XLA_FLAGS=--xla_force_host_platform_device_count=2``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -78,6 +82,8 @@ def main(args: Args) -> dict:
     rollout_s = _time(jax.jit(trainer._rollout), state.model, state.env, state.key, repeats=1)
     row = {
         "env": args.env, "learner": "ppo-lag", "device": jax.devices()[0].device_kind, "cpu": platform.processor(),
+        "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",
+        "load_1min": round(os.getloadavg()[0], 1),
         **dataclasses.asdict(args), "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1),
         "first_call_s": round(warm_s, 1), "iteration_s": round(iteration_s, 2),
         "train_steps_per_s": round(steps / iteration_s), "rollout_s": round(rollout_s, 2),

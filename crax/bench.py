@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import time
 from typing import Any
 
@@ -42,13 +43,33 @@ def _timed(compiled, state, key) -> float:
     return time.perf_counter() - t
 
 
+def check_counts(*, prefix: str = "", **counts: int | None) -> None:
+    """Raises ValueError unless every count given (None: not given) is an integer >= 1.
+
+    ``prefix`` goes before the name in the message (``--`` for command-line flags, whose
+    underscores then read as dashes).
+    """
+    for name, value in counts.items():
+        if value is None:
+            continue
+        flag = prefix + (name.replace("_", "-") if prefix else name)
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            raise ValueError(f"{flag} must be an integer >= 1, got {value!r}")
+        if value < 1:
+            raise ValueError(f"{flag} must be >= 1, got {value!r}")
+
+
 def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
     """Measures random-action env steps/s (auto-reset included) and bare physics steps/s.
 
     The env and the physics calls alternate (``repeats`` of each, after one warm-up call each),
     and the fastest of each is kept: a load that comes and goes on a shared machine then slows
     both alike instead of skewing their ratio.
+
+    Raises:
+      ValueError: ``num_envs``, ``steps`` or ``repeats`` below 1.
     """
+    check_counts(num_envs=num_envs, steps=steps, repeats=repeats)
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
     model, skip = env.mjx_model, env.body.frame_skip
 
@@ -99,4 +120,4 @@ def format_table(env_id: str, rows: list[BenchRow]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BenchRow", "bench", "format_table"]
+__all__ = ["BenchRow", "bench", "check_counts", "format_table"]

@@ -3,11 +3,14 @@
 A run folder holds ``config.json`` (learner, env, overrides and every config field),
 ``checkpoints/step_<N>.msgpack`` (the latest two kept), ``metrics.jsonl`` and ``tb/seed_<i>/``.
 
-A checkpoint is a msgpack (``flax.serialization``) map from pytree paths to numpy arrays: the
-learner and optimizer state of every seed, the typed PRNG keys as raw key data, the env-step count
-and the iteration. Env states are not stored; a resumed run starts fresh episodes. Files are
-written to a temporary name and moved into place with ``os.replace``, so a crash never leaves a
-half-written checkpoint under a real name.
+A checkpoint is a msgpack (``flax.serialization``) map from pytree paths to numpy arrays holding
+everything that evolves during training (the whole :class:`crax.learners.TrainState`: learner,
+optimizer, multipliers and normalizer of every seed, the batched env states, the PRNG keys as raw
+key data, the step and iteration counters), so a resumed run continues exactly where the
+interrupted one stopped. Files are written to a temporary name and moved into place with
+``os.replace``, so a crash never leaves a half-written checkpoint under a real name; if the newest
+file is nevertheless unreadable (a disk fault, a copy cut short), the newest readable one is used
+with a warning.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import datetime
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,8 @@ from flax import serialization
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
 _CKPT_RE = re.compile(r"^step_(\d+)\.msgpack$")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_KEY_PREFIX = "prng_key:"  # stored leaves that were typed PRNG keys (raw key data, impl name)
 
 
 def new_run_dir(root: str | os.PathLike, env_id: str, learner: str) -> Path:
@@ -93,9 +98,18 @@ def _path_key(path) -> str:
     return "/".join(str(getattr(p, "key", getattr(p, "idx", getattr(p, "name", p)))) for p in path)
 
 
+def _is_key(leaf) -> bool:
+    return jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
 def _flatten(tree) -> dict[str, np.ndarray]:
-    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {_path_key(path): np.asarray(leaf) for path, leaf in leaves}
+    out = {}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        if _is_key(leaf):
+            out[_KEY_PREFIX + _path_key(path)] = np.asarray(jax.random.key_data(leaf))
+        else:
+            out[_path_key(path)] = np.asarray(leaf)
+    return out
 
 
 def checkpoints(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
@@ -107,18 +121,13 @@ def checkpoints(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def save_checkpoint(run_dir: str | os.PathLike, *, model, key: jax.Array, env_steps: int, iteration: int,
-                    keep: int = 2) -> Path:
-    """Writes ``checkpoints/step_<env_steps>.msgpack`` atomically and prunes all but the latest ``keep``."""
+def save_checkpoint(run_dir: str | os.PathLike, state, *, env_steps: int, iteration: int, keep: int = 2) -> Path:
+    """Writes ``state`` (any pytree) as ``checkpoints/step_<env_steps>.msgpack`` atomically and prunes
+    all but the latest ``keep`` files."""
     folder = Path(run_dir) / CHECKPOINT_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": FORMAT_VERSION,
-        "env_steps": int(env_steps),
-        "iteration": int(iteration),
-        "key": np.asarray(jax.random.key_data(key)),
-        "model": _flatten(model),
-    }
+    payload = {"format": FORMAT_VERSION, "env_steps": int(env_steps), "iteration": int(iteration),
+               "state": _flatten(jax.device_get(state))}
     path = folder / f"step_{int(env_steps)}.msgpack"
     atomic_write_bytes(path, serialization.msgpack_serialize(payload))
     for _, old in checkpoints(run_dir)[:-keep]:
@@ -126,39 +135,58 @@ def save_checkpoint(run_dir: str | os.PathLike, *, model, key: jax.Array, env_st
     return path
 
 
-def load_checkpoint(run_dir: str | os.PathLike, template_model) -> dict[str, Any]:
-    """Restores the latest checkpoint of a run into the structure of ``template_model``.
+def _read(path: Path, template) -> dict[str, Any]:
+    """One checkpoint file restored into ``template``'s structure (ValueError when unusable)."""
+    try:
+        payload = serialization.msgpack_restore(path.read_bytes())
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
+            raise ValueError(f"unknown checkpoint format {payload.get('format') if isinstance(payload, dict) else None!r}"
+                             f" (this crax reads format {FORMAT_VERSION})")
+        stored = payload["state"]
+        env_steps, iteration = int(payload["env_steps"]), int(payload["iteration"])
+    except Exception as e:  # noqa: BLE001 - any decoding failure means the file is unusable
+        raise ValueError(f"checkpoint {path} is corrupt or unreadable ({type(e).__name__}: {e})") from None
 
-    ``template_model`` may hold arrays or ``jax.ShapeDtypeStruct`` leaves (from ``jax.eval_shape``).
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+    restored = []
+    for p, leaf in leaves:
+        key = _is_key(leaf)
+        name = (_KEY_PREFIX if key else "") + _path_key(p)
+        if name not in stored:
+            raise ValueError(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
+        value = np.asarray(stored[name])
+        want = tuple(leaf.shape) + (tuple(jax.random.key_data(jax.random.key(0)).shape) if key else ())
+        if value.shape != want:
+            raise ValueError(f"checkpoint {path} does not match this learner/config/env: {name!r} has shape "
+                             f"{value.shape}, expected {want}")
+        restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))
+    state = jax.tree_util.tree_unflatten(treedef, restored)
+    return {"state": state, "env_steps": env_steps, "iteration": iteration, "path": path}
 
-    Returns ``{"model", "key", "env_steps", "iteration", "path"}``. Raises ValueError when the run
-    has no checkpoint, the file is corrupt, or it does not match the template (another config).
+
+def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
+    """Restores the newest readable checkpoint of a run into the structure of ``template``.
+
+    ``template`` may hold arrays or ``jax.ShapeDtypeStruct`` leaves (from ``jax.eval_shape``).
+    An unreadable newest file is skipped with a warning that names it and the file used instead.
+
+    Returns ``{"state", "env_steps", "iteration", "path"}``. Raises ValueError when the run has no
+    checkpoint, when no file is readable, or when they do not match the template (another config).
     """
     found = checkpoints(run_dir)
     if not found:
         raise ValueError(f"no checkpoint in {str(run_dir)!r} (expected {CHECKPOINT_DIR}/step_<N>.msgpack); "
                          "the run was interrupted before its first checkpoint")
-    _, path = found[-1]
-    try:
-        payload = serialization.msgpack_restore(path.read_bytes())
-        if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
-            raise ValueError("unknown checkpoint format")
-        stored = payload["model"]
-        key = jax.random.wrap_key_data(np.asarray(payload["key"]))
-        env_steps, iteration = int(payload["env_steps"]), int(payload["iteration"])
-    except Exception as e:  # noqa: BLE001 - any decoding failure means the file is unusable
-        raise ValueError(f"checkpoint {path} is corrupt or unreadable ({type(e).__name__}: {e})") from None
-
-    leaves, treedef = jax.tree_util.tree_flatten_with_path(template_model)
-    restored = []
-    for p, leaf in leaves:
-        name = _path_key(p)
-        if name not in stored:
-            raise ValueError(f"checkpoint {path} does not match this learner/config: it lacks {name!r}")
-        value = np.asarray(stored[name])
-        if value.shape != tuple(leaf.shape):
-            raise ValueError(f"checkpoint {path} does not match this learner/config: {name!r} has shape "
-                             f"{value.shape}, expected {tuple(leaf.shape)}")
-        restored.append(value.astype(leaf.dtype))
-    model = jax.tree_util.tree_unflatten(treedef, restored)
-    return {"model": model, "key": key, "env_steps": env_steps, "iteration": iteration, "path": path}
+    errors = []
+    for _, path in reversed(found):
+        try:
+            result = _read(path, template)
+        except ValueError as e:
+            if "does not match" in str(e):
+                raise
+            errors.append((path, e))
+            continue
+        if errors:
+            warnings.warn(f"{errors[0][1]}; using the older {path} instead", stacklevel=2)
+        return result
+    raise errors[0][1]

@@ -60,8 +60,13 @@ class BenchCmd:
 
     def run(self) -> None:
         import crax
-        from crax.bench import bench, format_table
+        from crax.bench import bench, check_counts, format_table
 
+        if not self.num_envs:
+            raise ValueError("--num-envs needs at least one value, e.g. --num-envs 64 256")
+        for n in self.num_envs:  # before crax.make: a bad count must not wait for a model compile
+            check_counts(prefix="--", num_envs=n)
+        check_counts(prefix="--", steps=self.steps, repeats=self.repeats)
         env = crax.make(self.env)
         rows = []
         for n in self.num_envs:

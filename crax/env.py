@@ -36,7 +36,10 @@ class State:
       done: 1.0 where the episode ended (termination or truncation) at this step.
       truncation: 1.0 where it ended only because of the time limit (bootstrap from the value).
       info: task state (goal and hazard positions, step count, rng, wrapper state).
-      metrics: every reward and cost term by name, ``reward/<term>`` and ``cost/<term>``.
+      metrics: every reward and cost term by name, ``reward/<term>`` and ``cost/<term>``, and
+        ``env/nonfinite_action`` and ``env/nonfinite_state`` (1.0 on a step whose action had a
+        NaN or inf entry, which was replaced by 0, or whose physics state became non-finite,
+        which ended the episode; see :class:`crax.suites.base.TaskEnv`).
     """
 
     data: mjx.Data
@@ -50,7 +53,12 @@ class State:
 
 
 class Env(abc.ABC):
-    """Abstract functional environment with a reward and a cost channel."""
+    """Abstract functional environment with a reward and a cost channel.
+
+    An env that counts its steps in ``state.info["steps"]`` and truncates when the count reaches
+    ``episode_length`` can be started part-way through an episode by the trainer (desynchronised
+    episodes); crax's task envs do.
+    """
 
     @abc.abstractmethod
     def reset(self, key: jax.Array) -> State:
@@ -121,7 +129,9 @@ class EpisodeStats(Wrapper):
 
     At the step where an episode ends, ``metrics["episode/return"]``, ``["episode/cost"]`` and
     ``["episode/length"]`` hold the finished episode's totals and ``metrics["episode/done"]`` is
-    1; elsewhere they are 0. Average with ``sum(x * done) / sum(done)``.
+    1; elsewhere they are 0. Average with ``sum(x * done) / sum(done)``. An episode flagged
+    ``info["episode"]["partial"]`` (one that started part-way, see
+    :func:`crax.learners.trainer.desynchronize`) ends without being reported.
     """
 
     _KEYS = ("return", "cost", "length")
@@ -129,7 +139,7 @@ class EpisodeStats(Wrapper):
     def reset(self, key: jax.Array) -> State:
         state = self.env.reset(key)
         zero = jnp.zeros((), jnp.float32)
-        info = {**state.info, "episode": {k: zero for k in self._KEYS}}
+        info = {**state.info, "episode": {k: zero for k in (*self._KEYS, "partial")}}
         metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done")}}
         return state.replace(info=info, metrics=metrics)
 
@@ -140,10 +150,12 @@ class EpisodeStats(Wrapper):
             "return": acc["return"] + state.reward,
             "cost": acc["cost"] + state.cost,
             "length": acc["length"] + 1.0,
+            "partial": acc["partial"],
         }
         done = state.done
-        metrics = {**state.metrics, "episode/done": done}
-        metrics.update({f"episode/{k}": v * done for k, v in total.items()})
+        reported = done * (1.0 - acc["partial"])
+        metrics = {**state.metrics, "episode/done": reported}
+        metrics.update({f"episode/{k}": total[k] * reported for k in self._KEYS})
         info = {**state.info, "episode": {k: v * (1.0 - done) for k, v in total.items()}}
         return state.replace(info=info, metrics=metrics)
 
@@ -255,24 +267,36 @@ def wrap_for_training(env: Env, num_envs: int) -> Env:
 class SauteBudget(Wrapper):
     """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
 
-    The remaining budget is kept normalized, ``z = budget / d`` with ``z₀ = 1``, and appended to the
-    observation. Each step ``z ← (z − c/d) / γ_b``; while the updated ``z`` is negative the reward is
-    replaced by ``penalty``. The true reward and cost stay visible to an inner :class:`EpisodeStats`
-    (wrap it inside this wrapper) and the budget is reported in ``metrics["saute/budget"]``.
+    The budget is the discounted equivalent of the episodic bound d over the episode length T
+    (SPEC decision 9): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
+    d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
+    ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
+    reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The
+    true reward and cost stay visible to an inner :class:`EpisodeStats` (wrap it inside this
+    wrapper); the unclipped budget is reported in ``metrics["saute/budget"]``.
     """
 
-    def __init__(self, env: Env, safety_bound: float = 25.0, discount: float = 0.99, penalty: float = -1.0):
+    def __init__(self, env: Env, safety_bound: float = 25.0, discount: float = 0.99, penalty: float = -1.0,
+                 max_budget: float = 3.0):
         super().__init__(env)
         if not safety_bound > 0:
             raise ValueError(f"SauteBudget needs a positive safety_bound, got {safety_bound!r}")
         if not 0.0 < discount <= 1.0:
             raise ValueError(f"SauteBudget discount must lie in (0, 1], got {discount!r}")
+        if not max_budget > 0:
+            raise ValueError(f"SauteBudget max_budget must be > 0, got {max_budget!r}")
         self.safety_bound = float(safety_bound)
         self.discount = float(discount)
         self.penalty = float(penalty)
+        self.max_budget = float(max_budget)
+        horizon = env.episode_length
+        spread = 1.0 if discount == 1.0 else (1.0 - discount**horizon) / ((1.0 - discount) * horizon)
+        self.discounted_bound = self.safety_bound * spread
+        """d_γ: the budget in units of discounted cost."""
 
     def _augment(self, state: State, z: jax.Array) -> State:
-        obs = jnp.concatenate([state.obs, z[..., None].astype(state.obs.dtype)], axis=-1)
+        seen = jnp.clip(z, 0.0, self.max_budget)
+        obs = jnp.concatenate([state.obs, seen[..., None].astype(state.obs.dtype)], axis=-1)
         return state.replace(
             obs=obs,
             info={**state.info, "saute_budget": z},
@@ -285,6 +309,6 @@ class SauteBudget(Wrapper):
     def step(self, state: State, action: jax.Array) -> State:
         z = state.info["saute_budget"]
         state = self.env.step(state.replace(obs=state.obs[..., :-1]), action)
-        z = (z - state.cost / self.safety_bound) / self.discount
+        z = (z - state.cost / self.discounted_bound) / self.discount
         state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
         return self._augment(state, z)

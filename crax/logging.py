@@ -2,8 +2,9 @@
 ``metrics.jsonl`` record, and a rich console progress bar.
 
 Each seed writes to its own TensorBoard folder ``<run>/tb/seed_<i>`` so the seeds of one run show
-as separate curves. Resuming writes a ``SessionLog.START`` event at the resume step, which tells
-TensorBoard to drop events past that step from the interrupted session.
+as separate curves. Resuming writes a ``SessionLog.START`` event one step past the checkpoint,
+which tells TensorBoard to drop the interrupted session's events logged after the checkpoint
+(TensorBoard drops events at and after the marker's step, so the checkpoint's own step is kept).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class RunLogger:
             kept = [line for line in read_metrics(path) if line["step"] <= resume_step]
             _atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
             for w in self.writers:
-                w.session_start(resume_step)
+                w.session_start(resume_step + 1)
         self._jsonl = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def log(self, step: int, per_seed: list[Mapping[str, float]]) -> None:

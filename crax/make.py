@@ -7,8 +7,10 @@ import re
 
 from crax.plugins.manager import registry
 from crax.suites.base import Suite, TaskEnv
+from crax.suites.params import POSITIVE_COUNT, check
 
-ENV_PARAMETERS = ("episode_length",)
+ENV_PARAMETERS = {"episode_length": POSITIVE_COUNT}
+"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts, with their ranges."""
 
 
 def supports(suite: type[Suite], body: type) -> bool:
@@ -69,7 +71,9 @@ def make(env_id: str, **overrides) -> TaskEnv:
     """Builds the env ``env_id`` (e.g. ``PointGoal1``); keyword arguments override suite parameters.
 
     Raises:
-      ValueError: unknown id, body, suite, level or parameter (the message lists valid choices).
+      ValueError: unknown id, body, suite, level or parameter (the message lists valid choices),
+        or a parameter value outside its valid range (the message names both), raised before
+        the model is built.
     """
     body_cls, suite_cls, level = parse_id(env_id)
     valid = parameters(suite_cls)
@@ -77,5 +81,7 @@ def make(env_id: str, **overrides) -> TaskEnv:
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {env_id}; valid parameters: {', '.join(valid)}")
     env_kwargs = {k: overrides.pop(k) for k in ENV_PARAMETERS if k in overrides}
+    check(env_id, ENV_PARAMETERS, env_kwargs)
+    suite_cls.check_params(level, overrides, where=env_id)
     suite = suite_cls(body_cls(), level, **overrides)
     return TaskEnv(suite, **env_kwargs)

@@ -31,7 +31,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import jax
 import numpy as np
@@ -39,7 +39,8 @@ import tyro
 
 from crax import checkpoint as ckpt
 from crax.env import Env
-from crax.learners.base import ConstrainedPPO, PPOConfig, Trainer
+from crax.learners.base import ConstrainedPPO, PPOConfig, Steps
+from crax.learners.trainer import EVAL_POLICIES, Trainer
 from crax.logging import Progress, RunLogger, read_metrics
 
 RESULTS_FILE = "results.json"
@@ -192,46 +193,78 @@ def _per_seed(metrics: dict[str, np.ndarray], seed: int, j: int) -> dict[str, fl
     return {k: float(v[seed, j]) for k, v in metrics.items()}
 
 
+class RunComplete(ValueError):
+    """Resuming a run that already trained its ``total_steps``."""
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss or parameter became non-finite; the run folder keeps its last good checkpoint."""
+
+
+def _eval_summary(ev: dict[str, dict[str, np.ndarray]], seed: int) -> dict[str, dict[str, float]]:
+    """Mean and spread over the evaluation episodes of one seed, per evaluated policy."""
+    out = {}
+    for mode, values in ev.items():
+        out[mode] = {}
+        for k, v in values.items():
+            episodes = np.asarray(v[seed], np.float64)
+            out[mode][k] = float(episodes.mean())
+            out[mode][f"{k}_std"] = float(episodes.std())
+    return out
+
+
+def _eval_record(step: int, summaries: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
+    return {"step": step, **{mode: {k: [s[mode][k] for s in summaries] for k in summaries[0][mode]}
+                             for mode in summaries[0]}}
+
+
+def _verdict(summary: dict[str, dict[str, float]], policy: str, bound: float) -> dict[str, Any]:
+    judged = summary[policy]
+    return {"return": judged["return"], "cost": judged["cost"], "length": judged["length"],
+            "return_std": judged["return_std"], "cost_std": judged["cost_std"], "policy": policy,
+            "safe": bool(judged["cost"] < bound), **summary}
+
+
 def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, resume: bool,
                 progress: bool | None) -> TrainResult:
     trainer = Trainer(cls, config, env)
     seeds = config.num_seeds
-    root_key = jax.random.key(config.seed)
-    init_key, eval_key = jax.random.split(root_key)
+    init_key, eval_key = jax.random.split(jax.random.key(config.seed))
+    steps_per_iter = config.steps_per_iteration
+    total_iters = config.num_iterations
     start_iter = 0
     if resume:
-        restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state().model)
+        restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
         start_iter = restored["iteration"]
-        state = trainer.init(init_key)
-        state = state.replace(
-            model=jax.tree.map(jax.numpy.asarray, restored["model"]),
-            key=restored["key"],
-            env_steps=jax.numpy.full((seeds,), restored["env_steps"], jax.numpy.int32),
-            iteration=jax.numpy.full((seeds,), start_iter, jax.numpy.int32),
-        )
-        state = trainer.reset_envs(state, jax.random.fold_in(init_key, start_iter))
+        if start_iter >= total_iters:
+            raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {restored['env_steps']:,} of "
+                              f"{total_iters * steps_per_iter:,} steps; its results are in "
+                              f"{run_dir / RESULTS_FILE}. Pass a larger --total-steps to extend it.")
+        state = trainer.place(restored["state"])
     else:
         state = trainer.init(init_key)
 
-    steps_per_iter = config.steps_per_iteration
-    total_iters = config.num_iterations
     eval_iters = _eval_iterations(total_iters, config.num_evals)
     logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
     bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress,
                    description=f"{cls.name} {env_id}")
-    evals: list[dict[str, Any]] = []
     last_episode = [{"return": math.nan, "cost": math.nan, "length": math.nan} for _ in range(seeds)]
+    for r in read_metrics(run_dir):  # a resumed run reports its last episodes even before new ones end
+        if "episode/return" in r and r["seed"] < seeds:
+            last_episode[r["seed"]] = {k: r[f"episode/{k}"] for k in ("return", "cost", "length")}
     it = last_ckpt = start_iter
     try:
         while it < total_iters:
             n = min(config.iterations_per_call, total_iters - it)
             trainer.compile(state, n)  # compile time stays out of the steps/s figure
             t0 = time.perf_counter()
-            state, metrics = trainer.run(state, n)
+            new_state, metrics = trainer.run(state, n)
             metrics = jax.device_get(metrics)
             elapsed = time.perf_counter() - t0
             sps = n * steps_per_iter * seeds / elapsed
-            for j in range(n):
+            bad = metrics.pop("train/nonfinite") > 0
+            good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
+            for j in range(good):
                 step = (it + j + 1) * steps_per_iter
                 per_seed = [{**_per_seed(metrics, s, j), "perf/steps_per_second": sps} for s in range(seeds)]
                 for s, values in enumerate(per_seed):
@@ -241,65 +274,101 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
                         for k in ("return", "cost", "length"):
                             values.pop(f"episode/{k}")
                 logger.log(step, per_seed)
+            if good < n:
+                logger.flush()
+                found = ckpt.checkpoints(run_dir)
+                kept = f"the last good checkpoint is {found[-1][1]}" if found else "no checkpoint was written yet"
+                raise TrainingDiverged(
+                    f"training diverged at iteration {it + good + 1} (env step {(it + good + 1) * steps_per_iter:,}): "
+                    f"a loss or parameter became non-finite (seeds {np.flatnonzero(bad[:, good]).tolist()}); "
+                    f"{kept}. Try a lower learning rate or a max_grad_norm.")
+            state = new_state
             it += n
             step = it * steps_per_iter
             if any(it - n < e <= it for e in eval_iters):
                 ev = jax.device_get(trainer.evaluate(state, jax.random.fold_in(eval_key, it)))
-                evals.append({"step": step, **{k: [float(x) for x in v] for k, v in ev.items()}})
-                logger.log(step, [{f"eval/{k}": float(v[s]) for k, v in ev.items()} for s in range(seeds)])
+                summaries = [_eval_summary(ev, s) for s in range(seeds)]
+                logger.log(step, [{f"eval/{mode}/{k}": v for mode, vals in sm.items() for k, v in vals.items()}
+                                  for sm in summaries])
             if it - last_ckpt >= config.checkpoint_every or it == total_iters:
-                ckpt.save_checkpoint(run_dir, model=state.model, key=state.key, env_steps=step, iteration=it)
+                ckpt.save_checkpoint(run_dir, state, env_steps=step, iteration=it)
                 last_ckpt = it
             logger.flush()
             bar.update(step, sps, _finite_mean([e["return"] for e in last_episode]),
                        _finite_mean([e["cost"] for e in last_episode]))
+    except KeyboardInterrupt:
+        bar.close()
+        if it > last_ckpt:
+            ckpt.save_checkpoint(run_dir, state, env_steps=it * steps_per_iter, iteration=it)
+        print(f"\ninterrupted after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
+              f"Resume with: crax train --resume {run_dir}", file=sys.stderr)
+        raise
     finally:
         bar.close()
         logger.close()
 
+    history = read_metrics(run_dir)
+    evals = _evals_from_history(history, seeds)
     if evals:
         last = evals[-1]
-        final = [{k: last[k][s] for k in ("return", "cost", "length")} for s in range(seeds)]
+        summaries = [{mode: {k: last[mode][k][s] for k in last[mode]} for mode in EVAL_POLICIES}
+                     for s in range(seeds)]
+        final = [_verdict(sm, config.eval_policy, config.safety_bound) for sm in summaries]
     else:
-        final = [dict(e) for e in last_episode]
-    for f in final:
-        f["safe"] = bool(f["cost"] < config.safety_bound)
+        final = [dict(e, policy="training episodes", safe=bool(e["cost"] < config.safety_bound))
+                 for e in last_episode]
     env_steps = total_iters * steps_per_iter
     results = {"learner": cls.name, "env": env_id, "env_steps": env_steps, "safety_bound": config.safety_bound,
-               "final": final, "evals": evals}
+               "eval_policy": config.eval_policy, "final": final, "evals": evals}
     ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
     return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=env_steps,
-                       final=final, evals=evals, history=read_metrics(run_dir), trainer=trainer, state=state)
+                       final=final, evals=evals, history=history, trainer=trainer, state=state)
+
+
+def _evals_from_history(history: list[dict[str, Any]], seeds: int) -> list[dict[str, Any]]:
+    """Every evaluation in ``metrics.jsonl`` (those of earlier sessions of a resumed run too)."""
+    by_step: dict[int, list] = {}
+    for r in history:
+        if f"eval/{EVAL_POLICIES[0]}/return" not in r or r["seed"] >= seeds:
+            continue
+        summary = {mode: {k.split("/", 2)[2]: v for k, v in r.items() if k.startswith(f"eval/{mode}/")}
+                   for mode in EVAL_POLICIES}
+        by_step.setdefault(r["step"], [None] * seeds)[r["seed"]] = summary
+    return [_eval_record(step, sums) for step, sums in sorted(by_step.items()) if all(sums)]
 
 
 # ---- evaluation -----------------------------------------------------------------------------------
 
 
-def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: Env | None = None) -> dict[str, Any]:
-    """Evaluates the latest checkpoint of a run: ``episodes`` deterministic episodes per trained seed.
+def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: Env | None = None,
+             policy: str | None = None) -> dict[str, Any]:
+    """Evaluates the latest checkpoint of a run: ``episodes`` episodes per trained seed and policy.
 
-    Returns ``{"learner", "env", "episodes", "safety_bound", "return", "cost", "length", "safe",
-    "per_seed": [...]}``; ``return``/``cost`` are means over seeds and episodes, and ``safe`` is
-    ``cost < safety_bound``.
+    Both the stochastic and the deterministic policy run; ``policy`` (default: the run's
+    ``eval_policy``, stochastic unless changed) is the one judged. Returns ``{"learner", "env",
+    "episodes", "env_steps", "safety_bound", "policy", "return", "cost", "length", "return_std",
+    "cost_std", "safe", "stochastic": {...}, "deterministic": {...}, "per_seed": [...]}``: means
+    and standard deviations over all seeds' episodes; ``safe`` is ``cost < safety_bound``.
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     record = ckpt.read_config(run_dir)
     cls = get_learner(record["learner"])
     config = ckpt.config_from_dict(cls.Config, record["config"])
+    policy = config.eval_policy if policy is None else policy
+    if policy not in EVAL_POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(EVAL_POLICIES)}, got {policy!r}")
     config = dataclasses.replace(config, eval_envs=int(episodes))
     env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
     trainer = Trainer(cls, config, env_obj)
-    template = trainer.abstract_state()
-    restored = ckpt.load_checkpoint(run_dir, template.model)
-    model = jax.tree.map(jax.numpy.asarray, restored["model"])
-    ev = jax.device_get(trainer._eval(model, trainer.seed_keys(jax.random.key(seed))))
-    per_seed = [{k: float(v[s]) for k, v in ev.items()} for s in range(config.num_seeds)]
-    for p in per_seed:
-        p["safe"] = bool(p["cost"] < config.safety_bound)
-    mean = {k: float(np.mean(v)) for k, v in ev.items()}
+    restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
+    model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
+    ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
+    per_seed = [_verdict(_eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
+    pooled = {mode: {**{k: float(np.mean(v)) for k, v in vals.items()},
+                     **{f"{k}_std": float(np.std(v)) for k, v in vals.items()}} for mode, vals in ev.items()}
     return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
-            "safety_bound": config.safety_bound, **mean, "safe": bool(mean["cost"] < config.safety_bound),
+            "safety_bound": config.safety_bound, **_verdict(pooled, policy, config.safety_bound),
             "per_seed": per_seed}
 
 
@@ -327,8 +396,8 @@ class ResumeArgs:
 
     resume: str
     """Run folder to continue (its config.json names learner, env and config)."""
-    total_steps: Annotated[int | None, tyro.conf.arg(metavar="INT")] = None
-    """New total environment steps per seed (default: the stored one)."""
+    total_steps: Steps | None = None
+    """New total environment steps per seed (default: the stored one; 2e6 notation accepted)."""
     progress: bool = True
     """Show the progress bar."""
 
@@ -343,7 +412,25 @@ def _print_final(result: TrainResult) -> None:
     bound = result.config.safety_bound
     for s, f in enumerate(result.final):
         verdict = "safe" if f["safe"] else "not safe"
-        print(f"seed {s}: return {f['return']:.3f}  cost {f['cost']:.3f}  ({verdict}, bound {bound:g})")
+        spread = (f"return {f['return']:.3f} ± {f['return_std']:.3f}  cost {f['cost']:.3f} ± {f['cost_std']:.3f}"
+                  if "return_std" in f else f"return {f['return']:.3f}  cost {f['cost']:.3f}")
+        print(f"seed {s}: {spread}  ({verdict}, bound {bound:g}; {f['policy']} policy)")
+
+
+def _run_or_exit(prog: str, fn, *args, **kwargs) -> TrainResult:
+    """Runs a training call, turning the expected ways it stops into messages and exit codes."""
+    try:
+        return fn(*args, **kwargs)
+    except RunComplete as e:
+        print(f"{prog}: {e}")
+        raise SystemExit(0) from None
+    except ValueError as e:
+        _fail(prog, e)
+    except TrainingDiverged as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
 
 
 def train_main(argv: list[str]) -> None:
@@ -357,9 +444,10 @@ def train_main(argv: list[str]) -> None:
             config = ckpt.config_from_dict(cls.Config, record["config"])
             if args.total_steps is not None:
                 config = dataclasses.replace(config, total_steps=int(args.total_steps))
-            result = train(cls, config, run_dir=args.resume, resume=True, progress=None if args.progress else False)
         except ValueError as e:
             _fail(prog, e)
+        result = _run_or_exit(prog, train, cls, config, run_dir=args.resume, resume=True,
+                              progress=None if args.progress else False)
         _print_final(result)
         return
 
@@ -381,41 +469,51 @@ def train_main(argv: list[str]) -> None:
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls.Config)}
     try:
         config = cls.Config(**values)
-        result = train(cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
-                       progress=None if args.progress else False)
     except ValueError as e:
         _fail(prog, e)
+    if config.total_steps < config.steps_per_iteration:
+        print(f"{prog}: note: --total-steps {config.total_steps:,} is less than one iteration; training one whole "
+              f"iteration of {config.steps_per_iteration:,} steps (batch_size × num_minibatches × unroll_length)",
+              file=sys.stderr)
+    result = _run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
+                          progress=None if args.progress else False)
     _print_final(result)
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalArgs:
-    """Evaluate the latest checkpoint of a run and report return, cost and safety."""
+    """Evaluate the latest checkpoint of a run: the stochastic and the deterministic policy."""
 
     run_dir: tyro.conf.Positional[str]
     """Run folder written by crax train."""
     episodes: int = 128
-    """Deterministic episodes per trained seed (run in parallel)."""
+    """Episodes per trained seed and policy (run in parallel)."""
     seed: int = 0
     """Random seed of the evaluation episodes."""
+    policy: Literal["stochastic", "deterministic"] | None = None
+    """Policy the safe verdict is taken on (default: the run's eval_policy, stochastic unless changed)."""
     json: bool = False
     """Print the result as JSON."""
 
 
 def eval_main(argv: list[str]) -> None:
-    """``crax eval RUN_DIR [--episodes N]``: mean episodic return and cost, safe or not safe."""
+    """``crax eval RUN_DIR [--episodes N] [--policy P]``: return and cost of both policies, safe or not safe."""
     prog = "crax eval"
     args = tyro.cli(EvalArgs, args=argv, prog=prog)
     try:
-        res = evaluate(args.run_dir, args.episodes, seed=args.seed)
+        res = evaluate(args.run_dir, args.episodes, seed=args.seed, policy=args.policy)
     except ValueError as e:
         _fail(prog, e)
     if args.json:
         print(json.dumps(res, indent=2))
         return
-    print(f"{res['learner']} on {res['env']} after {res['env_steps']:,} steps, {res['episodes']} episodes per seed")
-    for s, p in enumerate(res["per_seed"]):
-        print(f"  seed {s}: return {p['return']:.3f}  cost {p['cost']:.3f}  length {p['length']:.1f}")
+    print(f"{res['learner']} on {res['env']} after {res['env_steps']:,} steps, {res['episodes']} episodes per seed "
+          "and policy (mean ± std over episodes)")
+    for mode in EVAL_POLICIES:
+        for s, p in enumerate(res["per_seed"]):
+            m = p[mode]
+            print(f"  {mode:<13} seed {s}: return {m['return']:.3f} ± {m['return_std']:.3f}  "
+                  f"cost {m['cost']:.3f} ± {m['cost_std']:.3f}  length {m['length']:.1f}")
     verdict = "safe" if res["safe"] else "not safe"
-    print(f"mean return {res['return']:.3f}  mean cost {res['cost']:.3f}  -> {verdict} "
+    print(f"{res['policy']} policy: mean return {res['return']:.3f}  mean cost {res['cost']:.3f}  -> {verdict} "
           f"(cost {'<' if res['safe'] else '>='} bound {res['safety_bound']:g})")

@@ -58,3 +58,43 @@ def test_bench_prints_table():
     assert num_envs == "2"
     assert float(env_sps.replace(",", "")) > 0 and float(phys_sps.replace(",", "")) > 0
     assert ratio.endswith("x")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--num-envs", "0"), "--num-envs must be >= 1, got 0"),
+        (("--num-envs", "-4"), "--num-envs must be >= 1, got -4"),  # was "got -2" (per device)
+        (("--num-envs", "64", "0"), "--num-envs must be >= 1, got 0"),
+        (("--num-envs",), "--num-envs needs at least one value"),
+        (("--steps", "0"), "--steps must be >= 1, got 0"),
+        (("--repeats", "-1"), "--repeats must be >= 1, got -1"),
+    ],
+)
+def test_bench_bad_counts_are_clear_errors(args, message, capsys, monkeypatch):
+    import crax
+    from crax.cli import main
+
+    def make(*a, **k):
+        raise AssertionError("counts must be checked before the env is built")
+
+    monkeypatch.setattr(crax, "make", make)
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--env", "PointGoal1", *args])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"crax: error: {message}")
+    assert "Traceback" not in err
+
+
+def test_bench_function_checks_counts():
+    from crax.bench import bench
+
+    for kwargs, message in [
+        (dict(num_envs=0), "num_envs must be >= 1, got 0"),
+        (dict(num_envs=2, steps=0), "steps must be >= 1, got 0"),
+        (dict(num_envs=2, repeats=0), "repeats must be >= 1, got 0"),
+    ]:
+        with pytest.raises(ValueError) as err:
+            bench(None, **kwargs)  # checked before the env is touched
+        assert str(err.value) == message

@@ -5,10 +5,7 @@ from crax.learners.base import (
     Multiplier,
     PolicyBatch,
     PPOConfig,
-    Trainer,
-    TrainState,
     clipped_surrogate,
-    gae,
 )
 from crax.learners.crpo import CRPO
 from crax.learners.focops import FOCOPS, FOCOPSConfig
@@ -18,6 +15,7 @@ from crax.learners.ppo_cost import PPOCost, PPOCostConfig
 from crax.learners.ppo_lag import PPOLag, PPOLagConfig
 from crax.learners.ppo_pid import PPOPID, PPOPIDConfig
 from crax.learners.ppo_saute import PPOSaute, PPOSauteConfig
+from crax.learners.trainer import Trainer, TrainState, gae
 
 BUILTIN_LEARNERS: tuple[type[ConstrainedPPO], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO)
 """The learners registered by crax's built-in plugin."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import jax
@@ -15,6 +16,7 @@ from crax._mjx import mjx
 from crax.bodies.base import Body
 from crax.env import Env, State
 from crax.sensors.base import Context
+from crax.suites.params import Choice, Range, check
 
 
 @dataclasses.dataclass
@@ -41,6 +43,9 @@ class Suite(nnx.Module):
       requires: body kinds the suite needs.
       levels: valid difficulty levels.
       default_body: body used when an id names only the suite (``SpiderLegs2``).
+      params: valid values of the keyword parameters by name (:mod:`crax.suites.params`);
+        ``crax.make`` checks overrides and level-table values against it (:meth:`check_params`)
+        before anything is built. Parameters not listed (tuples of names) are the suite's to check.
 
     Subclasses implement :meth:`build`, :meth:`init_task` and :meth:`transition`, and fill
     ``self.sensors`` (an ``nnx.List``) and ``self.constraints`` (an ``nnx.List``).
@@ -50,11 +55,25 @@ class Suite(nnx.Module):
     requires: ClassVar[frozenset[str]] = frozenset()
     levels: ClassVar[tuple[int, ...]] = (1, 2, 3)
     default_body: ClassVar[str | None] = None
+    params: ClassVar[Mapping[str, Range | Choice]] = {}
 
     body: Body
     level: int
     sensors: nnx.List
     constraints: nnx.List
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        """The level table's values by parameter name: what a parameter left at None resolves to."""
+        del level
+        return {}
+
+    @classmethod
+    def check_params(cls, level: int, overrides: Mapping[str, Any], *, where: str | None = None) -> None:
+        """Raises ValueError naming the parameter, its value and its valid range for the first
+        override (None: the level's value) or level-table value outside :attr:`params`."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        check(where or f"{cls.name}{level}", cls.params, {**cls.level_params(level), **given})
 
     def build(self, spec: mujoco.MjSpec) -> None:
         """Adds the suite's own MJCF (walls, placeables) to the scene."""
@@ -89,12 +108,22 @@ class Suite(nnx.Module):
         return out
 
 
+NONFINITE_METRICS = ("env/nonfinite_action", "env/nonfinite_state")
+"""Per-step flags (1.0 on the step) of a non-finite action entry and of a non-finite physics state."""
+
+
 class TaskEnv(Env):
     """Runs a :class:`Suite` on MJX: scene assembly, physics substeps, time limit, metrics.
 
     The MjSpec scene is the arena (floor, one material), the body's MJCF attached under
     ``agent/``, and the suite's walls and placeables. It is compiled once; each episode only
     moves mocap bodies and sets joint state.
+
+    Non-finite numbers never reach a learner: NaN or infinite action entries are replaced by 0
+    (``metrics["env/nonfinite_action"]`` is 1 on that step), and a step that leaves NaN or inf
+    in ``qpos`` or ``qvel`` terminates the episode (done 1, truncation 0, so an auto-reset
+    replaces the state) with ``metrics["env/nonfinite_state"]`` 1 and its observation, reward,
+    cost and metrics zeroed.
     """
 
     def __init__(self, suite: Suite, *, episode_length: int = 1000):
@@ -142,6 +171,7 @@ class TaskEnv(Env):
         metrics = {f"reward/{k}": jnp.zeros(v.shape, v.dtype) for k, v in rewards.items()}
         metrics.update({f"cost/{k}": jnp.zeros(v.shape, v.dtype) for k, v in costs.items()})
         metrics.update({k: jnp.zeros(v.shape, v.dtype) for k, v in extra.items()})
+        metrics.update({k: zero for k in NONFINITE_METRICS})
         info = {"task": task, "steps": jnp.zeros((), jnp.int32), "rng": key}
         return State(
             data=data, obs=self.suite.observe(ctx), reward=zero, cost=zero, done=zero, truncation=zero,
@@ -160,6 +190,8 @@ class TaskEnv(Env):
                 f"action has shape {tuple(action.shape)}; {self.id} expects ({self.action_size},)"
                 " (batched envs: wrap with crax.env.Vmap)"
             )
+        finite_action = jnp.isfinite(action)
+        action = jnp.where(finite_action, action, jnp.zeros_like(action))
         before = state.data
         data = before.replace(ctrl=self.body.ctrl(action))
 
@@ -173,14 +205,21 @@ class TaskEnv(Env):
         cost = sum(costs.values(), jnp.zeros((), jnp.float32))
         steps = state.info["steps"] + 1
         truncated = steps >= self._episode_length
-        terminated = tr.terminated
+        broken = ~(jnp.all(jnp.isfinite(data.qpos)) & jnp.all(jnp.isfinite(data.qvel)))
+        terminated = tr.terminated | broken
         metrics = {f"reward/{k}": v for k, v in tr.rewards.items()}
         metrics.update({f"cost/{k}": v for k, v in costs.items()})
         metrics.update(tr.extra_metrics)
+        obs, reward, cost, metrics = jax.tree.map(
+            lambda x: jnp.where(broken, jnp.zeros_like(x), x),
+            (self.suite.observe(ctx), tr.reward.astype(jnp.float32), cost, metrics),
+        )
+        metrics["env/nonfinite_action"] = (~jnp.all(finite_action)).astype(jnp.float32)
+        metrics["env/nonfinite_state"] = broken.astype(jnp.float32)
         return State(
             data=data,
-            obs=self.suite.observe(ctx),
-            reward=tr.reward.astype(jnp.float32),
+            obs=obs,
+            reward=reward,
             cost=cost,
             done=(terminated | truncated).astype(jnp.float32),
             truncation=(truncated & ~terminated).astype(jnp.float32),

@@ -20,7 +20,8 @@ from crax.scene import GROUP_GOAL
 from crax.sensors.base import Context
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Transition
-from crax.suites.navigation import NavigationSuite
+from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
+from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, REAL, Range
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +81,23 @@ class Button(NavigationSuite):
     """
 
     name = "Button"
+    params = {
+        **NAVIGATION_PARAMS,
+        **ARENA_PARAMS,
+        "button_count": Range(2, integer=True),  # the next button is another one
+        "button_radius": POSITIVE,
+        "alpha_dist": REAL,
+        "reward_goal": REAL,
+        "wrong_button_cost": NON_NEGATIVE,
+        "blank_steps": COUNT,
+        "press_margin": NON_NEGATIVE,
+        "hazard_radius": POSITIVE,
+        "gremlin_travel": NON_NEGATIVE,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"extent": LEVELS[level].extent, "gremlin_travel": LEVELS[level].travel}
 
     def __init__(
         self,

@@ -16,7 +16,8 @@ from crax.hazards.constraints import OutOfBounds, TaskParam
 from crax.hazards.zones import CylinderZones
 from crax.sensors.lidar import CircleLidar
 from crax.suites.base import Transition
-from crax.suites.navigation import NavigationSuite
+from crax.suites.navigation import NAVIGATION_PARAMS, NavigationSuite
+from crax.suites.params import NON_NEGATIVE, POSITIVE, REAL, Range
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +70,21 @@ class Circle(NavigationSuite):
     """
 
     name = "Circle"
+    params = {
+        **NAVIGATION_PARAMS,
+        "circle_radius": POSITIVE,
+        "reward_scale": REAL,
+        "boundary_cost": NON_NEGATIVE,
+        "x_bound": Range(0.0, lo_open=True, allow_inf=True),
+        "y_bound": Range(0.0, lo_open=True, allow_inf=True),
+        "circle_lidar_max_dist": POSITIVE,
+        "start_extent": NON_NEGATIVE,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        spec = LEVELS[level]
+        return {k: v for k, v in (("x_bound", spec.x_bound), ("y_bound", spec.y_bound)) if v is not None}
 
     def __init__(
         self,

@@ -18,7 +18,8 @@ from crax.hazards.placement import sample_layout
 from crax.hazards.zones import CubeZones, CylinderZones, GoalZone
 from crax.scene import GROUP_GOAL
 from crax.suites.base import Transition
-from crax.suites.navigation import NavigationSuite
+from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
+from crax.suites.params import POSITIVE, REAL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +75,11 @@ class Goal(NavigationSuite):
     """
 
     name = "Goal"
+    params = {**NAVIGATION_PARAMS, **ARENA_PARAMS, "goal_radius": POSITIVE, "alpha_dist": REAL, "reward_goal": REAL}
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"goal_radius": LEVELS[level].goal_radius}
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ from crax.hazards.constraints import TaskParam
 from crax.hazards.height_limit import HeightLimit
 from crax.scene import GROUP_WALL, Category, add_mocap, collide_as
 from crax.suites.base import Suite, Transition
+from crax.suites.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL
 
 H_MAX = {1: 1.30, 2: 1.15, 3: 1.00}
 """Ceiling (largest cost-free torso height) by level."""
@@ -80,6 +81,19 @@ class Height(Suite):
     """
 
     name = "HumanoidHeight"
+    params = {
+        "h_max": POSITIVE,
+        "cost_weight": NON_NEGATIVE,
+        "hinge_margin": POSITIVE,
+        "healthy_reward": REAL,
+        "ctrl_cost": NON_NEGATIVE,
+        "progress_window": POSITIVE_COUNT,
+        "min_progress": REAL,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"h_max": H_MAX[level]}
     requires = frozenset({LOCOMOTION})
     default_body = "Humanoid"
 

@@ -28,8 +28,22 @@ from crax.sensors.base import Context
 from crax.sensors.compass import Compass
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Suite
+from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice
 
-__all__ = ["WALL_NAMES", "NavigationSuite"]
+__all__ = ["ARENA_PARAMS", "NAVIGATION_PARAMS", "WALL_NAMES", "NavigationSuite"]
+
+NAVIGATION_PARAMS = {
+    "cost_scale": NON_NEGATIVE,
+    "lidar": Choice(("pseudo", "natural")),
+    "lidar_bins": POSITIVE_COUNT,
+    "lidar_max_dist": POSITIVE,
+    "hazard_compasses": COUNT,
+    "num_candidates": POSITIVE_COUNT,
+}
+"""Valid values of the parameters every navigation suite takes (see ``Suite.params``)."""
+
+ARENA_PARAMS = {"collision_cost": NON_NEGATIVE, "extent": POSITIVE, "wall_extent": POSITIVE}
+"""Those of the walled suites (Goal, Button, Push)."""
 
 
 class NavigationSuite(Suite):

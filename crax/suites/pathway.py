@@ -15,6 +15,7 @@ from crax.hazards.pathway import FootZones, PathwayZones, TerminalCost
 from crax.sensors.base import Context
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
+from crax.suites.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Range
 
 MAX_GAP = {1: 6.0, 2: 4.0, 3: 2.0}
 """Largest gap between consecutive zones, by level."""
@@ -58,6 +59,23 @@ class Pathway(Suite):
     """
 
     name = "Pathway"
+    params = {
+        "num_hazards": POSITIVE_COUNT,
+        "hazard_radius": POSITIVE,
+        "hazard_half": POSITIVE,
+        "max_gap": Range(1.0),  # gaps are drawn from U(1, max_gap)
+        "beta": NON_NEGATIVE,
+        "terminal_cost": NON_NEGATIVE,
+        "ground_height": REAL,
+        "lidar_bins": POSITIVE_COUNT,
+        "lidar_max_dist": POSITIVE,
+        "lidar_nearest": POSITIVE_COUNT,
+        "rendered_zones": POSITIVE_COUNT,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"max_gap": MAX_GAP[level]}
     requires = frozenset({LOCOMOTION, PLANAR})
 
     def __init__(

@@ -18,7 +18,8 @@ from crax.hazards.zones import CubeZones, GoalZone
 from crax.scene import GROUP_GOAL
 from crax.sensors.compass import Compass, Distance
 from crax.suites.base import Transition
-from crax.suites.navigation import NavigationSuite
+from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
+from crax.suites.params import NON_NEGATIVE, POSITIVE, REAL
 
 GOAL_VELOCITY: dict[int, float] = {1: 0.0, 2: 0.3, 3: 0.6}
 """Goal speed (m/s) by level."""
@@ -63,6 +64,21 @@ class Push(NavigationSuite):
     """
 
     name = "Push"
+    params = {
+        **NAVIGATION_PARAMS,
+        **ARENA_PARAMS,
+        "goal_radius": POSITIVE,
+        "goal_velocity": NON_NEGATIVE,
+        "alpha_block_goal": REAL,
+        "reward_goal": REAL,
+        "agent_block_scale": REAL,
+        "block_half": POSITIVE,
+        "block_density": POSITIVE,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"goal_velocity": GOAL_VELOCITY[level]}
 
     def __init__(
         self,

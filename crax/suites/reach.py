@@ -17,6 +17,7 @@ from crax.hazards.mixed_zones import MixedZones
 from crax.hazards.placement import sample_layout
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
+from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL
 
 LEVEL_HAZARDS = {1: 4, 2: 7, 3: 10}
 """Number of zones by level."""
@@ -79,6 +80,25 @@ class Reach(Suite):
 
     name = "Reach"
     requires = frozenset({ARM})
+    params = {
+        "num_hazards": COUNT,
+        "hazard_radius": POSITIVE,
+        "hazard_half": POSITIVE,
+        "cost_scale": NON_NEGATIVE,
+        "samples_per_link": POSITIVE_COUNT,
+        "shaping_scale": REAL,
+        "shaping_range": POSITIVE,
+        "reach_bonus": REAL,
+        "reach_radius": NON_NEGATIVE,
+        "lidar_bins": POSITIVE_COUNT,
+        "lidar_max_dist": POSITIVE,
+        "target_keepout": NON_NEGATIVE,
+        "num_candidates": POSITIVE_COUNT,
+    }
+
+    @classmethod
+    def level_params(cls, level: int) -> dict[str, Any]:
+        return {"num_hazards": LEVEL_HAZARDS[level]}
 
     def __init__(
         self,

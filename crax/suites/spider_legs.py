@@ -14,6 +14,7 @@ from crax.bodies.base import LOCOMOTION, Body
 from crax.hazards.constraints import TaskParam
 from crax.hazards.foot_contact import FootContact
 from crax.suites.base import Suite, Transition
+from crax.suites.params import NON_NEGATIVE, REAL
 
 RESTRICTED = {
     1: ("front_left", "back_right"),
@@ -49,6 +50,7 @@ class SpiderLegs(Suite):
     name = "SpiderLegs"
     requires = frozenset({LOCOMOTION})
     default_body = "Spider"
+    params = {"cost_scale": NON_NEGATIVE, "healthy_reward": REAL, "ctrl_cost": NON_NEGATIVE}
 
     def __init__(
         self,

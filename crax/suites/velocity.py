@@ -13,6 +13,7 @@ from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
 from crax.hazards.constraints import TaskParam, VelocityThreshold
 from crax.suites.base import Suite, Transition
+from crax.suites.params import NON_NEGATIVE, REAL, Choice
 
 LEVEL_FACTORS = {1: 1.0, 2: 0.75, 3: 0.5}
 
@@ -39,6 +40,12 @@ class Velocity(Suite):
 
     name = "Velocity"
     requires = frozenset({LOCOMOTION})
+    params = {
+        "reward_scaler": REAL,
+        "cost_mode": Choice(("binary", "hinge")),
+        "cost_weight": NON_NEGATIVE,
+        "velocity_threshold": NON_NEGATIVE,
+    }
 
     def __init__(
         self,

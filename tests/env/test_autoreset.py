@@ -166,8 +166,7 @@ def test_partial_reset_equals_full_reset():
             k0, k1 = jax.random.split(key)
             state = wrapped.reset(k0)
             # desynchronise the episodes: env i has already run i % 5 steps
-            state = state.replace(info={**state.info, "steps": jax.numpy.arange(n, dtype=jax.numpy.float32) % 5},
-                                  data={**state.data, "t": jax.numpy.arange(n, dtype=jax.numpy.float32) % 5})
+            state = state.replace(info={**state.info, "steps": jax.numpy.arange(n, dtype=jax.numpy.float32) % 5})
 
             def body(s, k):
                 a = jax.random.uniform(k, (n, 2), minval=-1.0, maxval=1.0)

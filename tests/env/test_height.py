@@ -21,6 +21,7 @@ import crax
 from crax._mjx import mjx
 from crax.bodies import Humanoid
 from crax.hazards.height_limit import HeightLimit
+from crax.suites.base import NONFINITE_METRICS
 from crax.suites.height import FLOOR_GEOMS, H_MAX, Height
 from tests.env.conftest import compiled
 from tests.env.legged_checks import candidate_pairs
@@ -82,6 +83,7 @@ def test_sizes_metrics_and_task_state():
         "cost/height",
         "height",
         "progress",
+        *NONFINITE_METRICS,
     }
     task = state.info["task"]
     assert task["x_history"].shape == (WINDOW,) and task["elapsed"].shape == () and task["elapsed"].dtype == jnp.int32
@@ -240,5 +242,5 @@ def test_ids_and_bad_input():
         Height(Humanoid(), 1, progress_window=0)
     with pytest.raises(ValueError, match="no geom 'knee'.*right_shin"):
         crax.make("HumanoidHeight1", floor_geoms=("knee",))
-    with pytest.raises(ValueError, match="hinge margin"):
+    with pytest.raises(ValueError, match="hinge_margin must be > 0, got 0.0"):
         crax.make("HumanoidHeight1", hinge_margin=0.0)

@@ -13,6 +13,7 @@ import pytest
 
 import crax
 from crax.env import Vmap
+from crax.suites.base import NONFINITE_METRICS
 from crax.suites.velocity import LEVEL_FACTORS
 
 KEY = jax.random.key(0)
@@ -261,7 +262,7 @@ def test_goal_levels_hazard_counts_and_sizes(level):
         assert task[label].shape == (count, 2)
     assert task["hazards"].shape == (sum(h[0] for h in hazards.values()), 2)
     assert set(state.metrics) == {
-        "reward/distance", "reward/goal", "goals_reached", "cost/contact",
+        "reward/distance", "reward/goal", "goals_reached", "cost/contact", *NONFINITE_METRICS,
         *(f"cost/{label}" for label, h in hazards.items() if not h[4]),
     }
 

@@ -22,7 +22,7 @@ import crax
 from crax._mjx import mjx
 from crax.bodies import HalfCheetah, Point
 from crax.env import State
-from crax.suites.base import TaskEnv
+from crax.suites.base import NONFINITE_METRICS, TaskEnv
 from crax.suites.pathway import Pathway
 from tests.env.conftest import compiled
 
@@ -95,7 +95,7 @@ def test_observation_size_and_metric_names():
     template = compiled(ENV_ID).template
     assert template.obs.shape == (34,)  # 18 body + 16 lidar
     assert env().observation_size == 34
-    assert set(template.metrics) == {"reward/forward", "reward/healthy", "cost/zones", "cost/fall"}
+    assert set(template.metrics) == {"reward/forward", "reward/healthy", "cost/zones", "cost/fall", *NONFINITE_METRICS}
     assert env().suite.constraints[0].feet == ("agent/bfoot", "agent/ffoot")
 
 

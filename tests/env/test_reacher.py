@@ -23,6 +23,7 @@ from crax._mjx import mjx
 from crax.hazards.arm_touch import ArmTouch, sample_chain
 from crax.hazards.mixed_zones import MixedZones
 from crax.sensors.base import Context
+from crax.suites.base import NONFINITE_METRICS
 from crax.suites.reach import Reach
 from tests.env.conftest import compiled
 
@@ -117,7 +118,7 @@ def test_sizes_by_eval_shape():
         assert state.obs.shape == (27,) and env.action_size == 2
         assert state.info["task"]["hazards"].shape == (n, 2)
         assert state.info["task"]["target"].shape == (1, 2)
-        assert set(state.metrics) == {"reward/shaping", "reward/reached", "cost/zones", "distance"}
+        assert set(state.metrics) == {"reward/shaping", "reward/reached", "cost/zones", "distance", *NONFINITE_METRICS}
     env = crax.make("ReacherReach2", num_hazards=0, lidar_max_dist=0.5)
     assert jax.eval_shape(env.reset, jax.random.key(0)).info["task"]["hazards"].shape == (0, 2)
 

@@ -24,6 +24,7 @@ from crax._mjx import mjx
 from crax.bodies import Spider
 from crax.hazards.foot_contact import FootContact
 from crax.sensors.base import Context
+from crax.suites.base import NONFINITE_METRICS
 from crax.suites.spider_legs import RESTRICTED, SpiderLegs
 from tests.env.conftest import compiled
 
@@ -87,7 +88,7 @@ def test_sizes_metrics_and_id():
     assert e.id == ENV_ID and e.episode_length == 1000 and e.dt == pytest.approx(0.05)
     state = jax.eval_shape(e.reset, jax.random.key(0))
     assert state.obs.shape == (35,) and e.action_size == 12
-    assert set(state.metrics) == {"reward/forward", "reward/healthy", "reward/ctrl", "cost/legs"}
+    assert set(state.metrics) == {"reward/forward", "reward/healthy", "reward/ctrl", "cost/legs", *NONFINITE_METRICS}
     assert e.suite.constraints[0].feet == ("agent/front_left", "agent/back_right")
     # the feet are the only colliding agent geoms, the floor the only thing they touch: 6 slots
     assert e._data0._impl.contact.geom.shape == (6, 2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax.env import EpisodeStats, SauteBudget
+from crax.env import EpisodeStats, SauteBudget, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
 from crax.learners.focops import focops_loss
 from tests.learners.conftest import tiny
@@ -151,33 +151,54 @@ def test_ppo_cost_reward_and_ppo_untouched():
     assert float(loss) == pytest.approx(-np.mean([1.2, -0.8]))
 
 
-def test_saute_budget_and_penalty():
-    env = SauteBudget(ToyEnv(episode_length=10, hazard_y=-10.0), safety_bound=2.0, discount=0.5, penalty=-3.0)
-    state = env.reset(jax.random.key(0))
-    assert env.observation_size == ToyEnv().observation_size + 1
-    assert float(state.obs[-1]) == 1.0
-    action = jnp.asarray([1.0, 0.0])  # reward 0.5, cost 1 every step (the hazard band covers the torus)
-    zs, rewards = [], []
-    for _ in range(3):
-        state = env.step(state, action)
-        zs.append(float(state.obs[-1]))
-        rewards.append(float(state.reward))
-    # with c/d = 0.5 and γ_b = 0.5 the budget is a fixed point: (1 − 0.5)/0.5 = 1
-    np.testing.assert_allclose(zs, [1.0, 1.0, 1.0])
-    np.testing.assert_allclose(rewards, [0.5, 0.5, 0.5], rtol=1e-6)
+class ScriptedCost(Wrapper):
+    """The toy env with its cost replaced by a given sequence (indexed by the step counter) and reward 1."""
 
-    env = SauteBudget(ToyEnv(episode_length=10, hazard_y=-10.0), safety_bound=2.0, discount=0.99, penalty=-3.0)
+    def __init__(self, env, costs):
+        super().__init__(env)
+        self.costs = jnp.asarray(costs, jnp.float32)
+
+    def step(self, state, action):
+        t = state.info["steps"].astype(jnp.int32)
+        state = self.env.step(state, action)
+        return state.replace(cost=self.costs[t], reward=jnp.ones_like(state.reward))
+
+
+def test_saute_budget_is_the_discounted_bound_and_penalises_while_negative():
+    T, d, gamma = 10, 2.0, 0.9
+    costs = [0.0, 0.5, 0.0, 0.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0]
+    env = SauteBudget(ScriptedCost(ToyEnv(episode_length=T), costs), safety_bound=d, discount=gamma, penalty=-3.0,
+                      max_budget=1.0)
+    d_gamma = d * (1 - gamma**T) / ((1 - gamma) * T)  # 2 · 0.6513 / 1 = 1.3026
+    assert env.discounted_bound == pytest.approx(d_gamma)
     state = env.reset(jax.random.key(0))
-    expected, zs, rewards = 1.0, [], []
-    for _ in range(3):
-        state = env.step(state, action)
-        expected = (expected - 1.0 / 2.0) / 0.99
-        zs.append(float(state.info["saute_budget"]))
-        rewards.append(float(state.reward))
-        assert float(state.obs[-1]) == pytest.approx(zs[-1])
-    np.testing.assert_allclose(zs, [0.5 / 0.99, (0.5 / 0.99 - 0.5) / 0.99, expected], rtol=1e-5)
-    assert zs[-1] < 0
-    np.testing.assert_allclose(rewards, [0.5, 0.5, -3.0], rtol=1e-6)
+    assert float(state.obs[-1]) == 1.0
+    z, want_z, want_obs, want_r = 1.0, [], [], []
+    for c in costs[:6]:
+        z = (z - c / d_gamma) / gamma
+        want_z.append(z)
+        want_obs.append(min(max(z, 0.0), 1.0))
+        want_r.append(-3.0 if z < 0 else 1.0)
+    got_z, got_obs, got_r = [], [], []
+    for _ in range(6):
+        state = env.step(state, jnp.zeros(2))
+        got_z.append(float(state.metrics["saute/budget"]))
+        got_obs.append(float(state.obs[-1]))
+        got_r.append(float(state.reward))
+    np.testing.assert_allclose(got_z, want_z, rtol=1e-5)
+    np.testing.assert_allclose(got_obs, want_obs, rtol=1e-5)
+    np.testing.assert_allclose(got_r, want_r)
+    # by hand: z = 1.111 (seen as 1.0), 0.808, 0.898, 0.998, then the cost of 1.5 makes it −0.1710: penalised
+    # from there on, while the observation reads 0
+    np.testing.assert_allclose(got_z[:5], [1.1111, 0.8081, 0.8979, 0.9976, -0.1710], atol=1e-4)
+    assert got_obs[0] == 1.0 and got_obs[4:] == [0.0, 0.0]
+    assert got_r[:4] == [1.0] * 4 and got_r[4:] == [-3.0, -3.0]
+    # spending exactly d/T per step keeps z at 1 − (discounted cost so far)/d_γ: it reaches 0 at the last step
+    even = SauteBudget(ScriptedCost(ToyEnv(episode_length=T), [d / T] * T), safety_bound=d, discount=gamma)
+    state = even.reset(jax.random.key(0))
+    for _ in range(T):
+        state = even.step(state, jnp.zeros(2))
+    assert float(state.metrics["saute/budget"]) == pytest.approx(0.0, abs=1e-5)
 
 
 def test_ppo_saute_env_hook_keeps_true_episode_return():

@@ -53,7 +53,8 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     tags = EventAccumulator(str(run_dir / "tb" / "seed_0")).Reload().Tags()["scalars"]
     for tag in ("episode/return", "episode/cost", "episode/length", "multiplier/lagrange", "loss/policy",
                 "loss/value_reward", "loss/value_cost", "policy/kl", "policy/entropy", "perf/steps_per_second",
-                "eval/return", "eval/cost"):
+                "eval/stochastic/return", "eval/stochastic/cost", "eval/stochastic/cost_std",
+                "eval/deterministic/return", "eval/deterministic/cost", "eval/deterministic/return_std"):
         assert tag in tags, tag
     assert [s for s, _ in scalars(run_dir, 0, "loss/policy")] == [STEPS_PER_ITER * i for i in (1, 2, 3, 4)]
 
@@ -76,17 +77,18 @@ def test_resume_restores_learner_state_exactly(tmp_path):
     config = tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=0)
     first = runner.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     trainer = Trainer(PPOLag, config, ToyEnv())
-    restored = ckpt.load_checkpoint(tmp_path / "r", trainer.abstract_state().model)
-    for a, b in zip(jax.tree.leaves(first.state.model), jax.tree.leaves(restored["model"]), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), b)
+    restored = ckpt.load_checkpoint(tmp_path / "r", trainer.abstract_state())
+    for a, b in zip(jax.tree.leaves(first.state), jax.tree.leaves(restored["state"]), strict=True):
+        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
+            a, b = jax.random.key_data(a), jax.random.key_data(b)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert restored["env_steps"] == 2 * STEPS_PER_ITER and restored["iteration"] == 2
-    np.testing.assert_array_equal(jax.random.key_data(first.state.key), jax.random.key_data(restored["key"]))
 
 
 def test_vmapped_seeds_train_independently(tmp_path):
     config = tiny(PPOLag.Config, total_steps=3 * STEPS_PER_ITER, num_seeds=3)
     result = runner.train("ppo-lag", config, ToyEnv(), run_dir=tmp_path / "s", progress=False)
-    assert len(result.final) == 3 and len(result.evals[-1]["return"]) == 3
+    assert len(result.final) == 3 and len(result.evals[-1]["stochastic"]["return"]) == 3
     losses = {s: [r["loss/policy"] for r in result.history if r["seed"] == s and "loss/policy" in r] for s in range(3)}
     assert all(len(v) == 3 for v in losses.values())
     assert len({tuple(v) for v in losses.values()}) == 3
@@ -128,7 +130,7 @@ def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
         assert ppo_baseline.final[0]["cost"] > 4.0  # the reward drives PPO through the hazard band
         assert ppo_baseline.final[0]["return"] > 4.0  # and PPO learned (random policy: ~0)
         assert result.final[0]["cost"] < 0.5 * ppo_baseline.final[0]["cost"]
-        assert result.final[0]["return"] > 2.0
+        assert result.final[0]["return"] > 1.0  # learned (random: ~0); judged on the stochastic policy
     finally:
         shutil.rmtree(result.run_dir, ignore_errors=True)
 
@@ -218,4 +220,4 @@ def test_checkpoint_of_another_config_is_rejected(tmp_path):
     runner.train(PPO, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     bigger = Trainer(PPO, tiny(PPO.Config, critic_hidden=(32,)), ToyEnv())
     with pytest.raises(ValueError, match="does not match"):
-        ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state().model)
+        ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state())

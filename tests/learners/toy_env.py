@@ -18,9 +18,10 @@ class ToyEnv(Env):
     bounded, so critics never have to extrapolate to bootstrap a truncated episode.
     """
 
-    def __init__(self, episode_length: int = 16, hazard_y: float = 0.2):
+    def __init__(self, episode_length: int = 16, hazard_y: float = 0.2, pit_radius: float = 0.15):
         self._episode_length = episode_length
         self.hazard_y = hazard_y
+        self.pit_radius = pit_radius
 
     @property
     def action_size(self) -> int:
@@ -37,19 +38,19 @@ class ToyEnv(Env):
     def reset(self, key: jax.Array) -> State:
         pos = jax.random.uniform(key, (2,), minval=-0.5, maxval=0.5)
         zero = jnp.zeros((), jnp.float32)
-        return State(data={"pos": pos, "t": zero}, obs=pos, reward=zero, cost=zero, done=zero, truncation=zero,
+        return State(data={"pos": pos}, obs=pos, reward=zero, cost=zero, done=zero, truncation=zero,
                      info={"steps": zero}, metrics={"reward/progress": zero, "cost/hazard": zero})
 
     def step(self, state: State, action: jax.Array) -> State:
         action = jnp.clip(action, -1.0, 1.0)
         pos = jnp.mod(state.data["pos"] + 0.1 * action + 1.0, 2.0) - 1.0
-        t = state.data["t"] + 1.0
+        t = state.info["steps"] + 1.0  # the step counter lives in info["steps"], where desynchronize offsets it
         reward = 0.5 * (action[0] + action[1])
         cost = (pos[1] > self.hazard_y).astype(jnp.float32)
-        terminated = (jnp.linalg.norm(pos - jnp.asarray([-0.6, -0.6])) < 0.15).astype(jnp.float32)
+        terminated = (jnp.linalg.norm(pos - jnp.asarray([-0.6, -0.6])) < self.pit_radius).astype(jnp.float32)
         truncated = (t >= self._episode_length).astype(jnp.float32) * (1.0 - terminated)
         return state.replace(
-            data={"pos": pos, "t": t}, obs=pos, reward=reward, cost=cost, done=jnp.maximum(terminated, truncated),
+            data={"pos": pos}, obs=pos, reward=reward, cost=cost, done=jnp.maximum(terminated, truncated),
             truncation=truncated, info={**state.info, "steps": t},
             metrics={"reward/progress": reward, "cost/hazard": cost},
         )

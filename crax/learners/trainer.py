@@ -1,0 +1,415 @@
+"""`Trainer`: the one training loop that every :class:`~crax.learners.base.ConstrainedPPO` shares.
+
+Rollout by ``lax.scan`` over the batched env, normalizer update, GAE for reward and cost, the
+multiplier step, and SGD epochs × minibatches by ``lax.scan``, all in one jitted function
+(``iterations_per_call`` iterations per call), vmapped over ``num_seeds`` independent seeds. The
+model is split once (``nnx.split``) and merged inside the traced function.
+
+Decisions not fixed by SPEC §5 (recorded here):
+
+* The multiplier step runs before the SGD epochs of an iteration, on that iteration's rollout, so
+  the policy update already uses the multiplier of the freshest cost estimate.
+* GAE runs once per iteration over each env's whole contiguous rollout with the critics after the
+  normalizer update; advantages are normalized over the whole iteration batch (reward and cost
+  separately); critic targets are the un-normalized GAE returns.
+* Entropy bonus uses the entropy of the pre-squash Gaussian.
+* The value loss is ``value_loss_coef · MSE`` per critic, with 0.25 reproducing Brax's ``0.5 · 0.5 · MSE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx, struct
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from crax.env import AutoReset, Env, EpisodeStats, State, Vmap
+from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+
+
+def gae(
+    rewards: jax.Array,
+    values: jax.Array,
+    next_values: jax.Array,
+    terminations: jax.Array,
+    dones: jax.Array,
+    discounting: float,
+    gae_lambda: float,
+) -> tuple[jax.Array, jax.Array]:
+    """Generalized advantage estimation over time-major arrays ``(T, ...)``.
+
+    ``next_values[t]`` is the value of the true next observation of step t (``info["final_obs"]``),
+    so truncated episodes bootstrap from it; ``terminations`` zero the bootstrap, ``dones``
+    (termination or truncation) stop the recursion. Returns ``(advantages, value targets)``.
+    """
+    deltas = rewards + discounting * (1.0 - terminations) * next_values - values
+
+    def back(acc, x):
+        delta, done = x
+        acc = delta + discounting * gae_lambda * (1.0 - done) * acc
+        return acc, acc
+
+    _, adv = jax.lax.scan(back, jnp.zeros_like(deltas[0]), (deltas, dones), reverse=True)
+    return adv, adv + values
+
+
+def _normalize(x: jax.Array) -> jax.Array:
+    return (x - x.mean()) / (x.std() + 1e-8)
+
+
+@struct.dataclass
+class TrainState:
+    """Everything that evolves during training, one pytree (leading seed axis when batched)."""
+
+    model: Any  # nnx.State of (learner, optimizer)
+    env: State
+    key: jax.Array
+    env_steps: jax.Array
+    iteration: jax.Array
+
+
+@struct.dataclass
+class Transition:
+    obs: jax.Array
+    u: jax.Array
+    logp: jax.Array
+    loc: jax.Array
+    scale: jax.Array
+    reward: jax.Array
+    cost: jax.Array
+    done: jax.Array
+    truncation: jax.Array
+    final_obs: jax.Array
+    episode: dict[str, jax.Array]
+    events: dict[str, jax.Array]  # the env's ``env/*`` event flags (e.g. non-finite actions), counted per iteration
+
+
+class Trainer:
+    """Compiles the training iteration of one learner class on one env, for all seeds at once.
+
+    ``init(key)`` builds ``num_seeds`` independent learners (vmapped), ``run(state, n)`` runs ``n``
+    iterations (one jitted call; metrics come back per seed and iteration, shape ``(S, n)``), and
+    ``evaluate(state, key)`` runs one episode on ``eval_envs`` envs per seed with the stochastic and
+    with the deterministic policy. With several local devices (or ``devices`` given), the state is
+    laid out over them by :func:`state_sharding` and every call runs data-parallel; learner code
+    does not change.
+    """
+
+    def __init__(self, learner_cls: type[ConstrainedPPO], config: PPOConfig, env: Env,
+                 devices: list[jax.Device] | None = None):
+        if type(config) is not learner_cls.Config:
+            raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
+                             f"{learner_cls.name!r}, got {type(config).__qualname__}")
+        self.learner_cls = learner_cls
+        self.config = config
+        self.env = env
+        single = learner_cls.wrap_env(EpisodeStats(env), config)
+        self.train_env = AutoReset(Vmap(single, config.num_envs))
+        self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
+        self.eval_env = Vmap(single, config.eval_envs)
+        self.observation_size = single.observation_size
+        self.action_size = env.action_size
+        self.episode_length = env.episode_length
+        self.graphdef = nnx.split(nnx.eval_shape(lambda: self._build(jax.random.key(0))))[0]
+        init = jax.vmap(self._init_one)
+        if devices is None and config.num_devices:
+            available = jax.local_devices()
+            if config.num_devices > len(available):
+                raise ValueError(f"num_devices={config.num_devices} but only {len(available)} local device(s): "
+                                 f"{available}")
+            devices = available[:config.num_devices]
+        self.sharding = state_sharding(jax.eval_shape(init, self.seed_keys(jax.random.key(0))),
+                                       config.num_seeds, config.num_envs, devices)
+        self._init = jax.jit(init, out_shardings=self.sharding)
+        self._run = jax.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
+        self._compiled: dict[int, Any] = {}
+        self._eval = jax.jit(jax.vmap(self._evaluate_one))
+
+    # ---- construction -------------------------------------------------------------------------
+
+    def _build(self, key: jax.Array) -> tuple[ConstrainedPPO, nnx.Optimizer]:
+        c = self.config
+        learner = self.learner_cls(c, self.observation_size, self.action_size, self.episode_length,
+                                   rngs=nnx.Rngs(key))
+        tx = optax.adam(c.learning_rate)
+        if c.max_grad_norm is not None:
+            tx = optax.chain(optax.clip_by_global_norm(c.max_grad_norm), tx)
+        return learner, nnx.Optimizer(learner, tx, wrt=nnx.Param)
+
+    def _init_one(self, key: jax.Array) -> TrainState:
+        k_model, k_env, k_train, k_offset = jax.random.split(key, 4)
+        model = nnx.state(self._build(k_model))
+        env_state = self.train_env.reset(k_env)
+        if self.config.desync_episodes:
+            env_state = desynchronize(env_state, k_offset, self.episode_length)
+        zero = jnp.zeros((), jnp.int32)
+        return TrainState(model=model, env=env_state, key=k_train, env_steps=zero, iteration=zero)
+
+    def seed_keys(self, key: jax.Array) -> jax.Array:
+        return jax.random.split(key, self.config.num_seeds)
+
+    def init(self, key: jax.Array) -> TrainState:
+        """Fresh learners and envs for every seed (leading axis ``num_seeds``)."""
+        return self._init(self.seed_keys(key))
+
+    def abstract_state(self) -> TrainState:
+        """Shapes and dtypes of :meth:`init`'s result, without computing it."""
+        return jax.eval_shape(self._init, self.seed_keys(jax.random.key(0)))
+
+    def place(self, state: TrainState) -> TrainState:
+        """Puts a state (e.g. one restored from a checkpoint) on this trainer's devices."""
+        if self.sharding is None:
+            return jax.tree.map(jnp.asarray, state)
+        return jax.device_put(state, self.sharding)
+
+    def learner(self, state: TrainState, seed: int = 0) -> ConstrainedPPO:
+        """The learner module of one seed (a concrete NNX module, e.g. for a notebook)."""
+        model = jax.tree.map(lambda x: x[seed], state.model)
+        return nnx.merge(self.graphdef, model)[0]
+
+    # ---- the loop -----------------------------------------------------------------------------
+
+    def compile(self, state: TrainState, num_iterations: int) -> float:
+        """Compiles ``run`` for ``num_iterations`` ahead of time; returns the seconds it took."""
+        n = int(num_iterations)
+        if n in self._compiled:
+            return 0.0
+        t = time.perf_counter()
+        self._compiled[n] = self._run.lower(state, n).compile()
+        return time.perf_counter() - t
+
+    def run(self, state: TrainState, num_iterations: int) -> tuple[TrainState, dict[str, jax.Array]]:
+        """Runs ``num_iterations`` training iterations for every seed in one compiled call."""
+        n = int(num_iterations)
+        self.compile(state, n)
+        return self._compiled[n](state)
+
+    def _run_impl(self, state: TrainState, n: int):
+        state, metrics = jax.lax.scan(lambda ts, _: self._iteration(ts), state, None, length=n)
+        return state, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), metrics)  # (S, n)
+
+    def _rollout(self, models, env_state: State, keys: jax.Array):
+        """Rollout of every seed: arrays ``(S, T, N, ...)``.
+
+        Policies run vmapped over seeds, but the envs of all seeds step as one flat batch of
+        ``S · N`` envs outside that vmap: under ``jax.vmap`` the auto-reset's ``lax.cond`` would
+        turn into a select and run the reset at every step.
+        """
+        s_, n_ = self.config.num_seeds, self.config.num_envs
+        flat = lambda x: x.reshape((s_ * n_, *x.shape[2:]))  # noqa: E731
+        unflat = lambda x: x.reshape((s_, n_, *x.shape[1:]))  # noqa: E731
+
+        def act(model, obs, k):
+            learner = nnx.merge(self.graphdef, model)[0]
+            loc, scale = learner.policy(obs)
+            return loc + scale * jax.random.normal(k, loc.shape), loc, scale
+
+        def reward(model, r, c):
+            return nnx.merge(self.graphdef, model)[0].training_reward(r, c)
+
+        def step(s: State, ks: jax.Array):
+            u, loc, scale = jax.vmap(act)(models, s.obs, ks)
+            ns = jax.tree.map(unflat, self.flat_env.step(jax.tree.map(flat, s), flat(jnp.tanh(u))))
+            tr = Transition(
+                obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
+                reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=ns.cost, done=ns.done,
+                truncation=ns.truncation, final_obs=ns.info["final_obs"],
+                episode={k: ns.metrics[f"episode/{k}"] for k in ("return", "cost", "length", "done")},
+                events={k: v for k, v in ns.metrics.items() if k.startswith("env/")},
+            )
+            return ns, tr
+
+        step_keys = jax.vmap(lambda k: jax.random.split(k, self.config.steps_per_env))(keys)  # (S, T)
+        env_state, tr = jax.lax.scan(step, env_state, jnp.swapaxes(step_keys, 0, 1))
+        return env_state, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), tr)
+
+    def _iteration(self, ts: TrainState):
+        keys = jax.vmap(lambda k: jax.random.split(k, 3))(ts.key)
+        env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1])
+        model, metrics = jax.vmap(self._learn)(ts.model, tr, keys[:, 2])
+        steps = jnp.asarray(self.config.steps_per_iteration, jnp.int32)
+        new = TrainState(model=model, env=env_state, key=keys[:, 0], env_steps=ts.env_steps + steps,
+                         iteration=ts.iteration + 1)
+        return new, metrics
+
+    def _learn(self, model, tr: Transition, key: jax.Array):
+        """One seed's update from its rollout ``(T, N, ...)``: normalizer, GAE, multiplier, SGD."""
+        c = self.config
+        learner, opt = nnx.merge(self.graphdef, model)
+        if c.normalize_observations:
+            learner.normalizer.update(tr.obs)
+        v_r, v_c = learner.values(tr.obs)
+        nv_r, nv_c = learner.values(tr.final_obs)
+        termination = tr.done * (1.0 - tr.truncation)
+        adv_r, target_r = gae(tr.reward * c.reward_scaling, v_r, nv_r, termination, tr.done,
+                              c.discounting, c.gae_lambda)
+        adv_c, target_c = gae(tr.cost, v_c, nv_c, termination, tr.done, c.discounting, c.gae_lambda)
+
+        mean_cost = tr.cost.mean()
+        violation = learner.violation(mean_cost)
+        learner.multiplier_update(violation)
+
+        flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+        batch = {
+            "obs": flat(tr.obs), "u": flat(tr.u), "logp": flat(tr.logp), "loc": flat(tr.loc),
+            "scale": flat(tr.scale), "adv_r": _normalize(flat(adv_r)), "adv_c": _normalize(flat(adv_c)),
+            "target_r": flat(target_r), "target_c": flat(target_c),
+        }
+        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, violation, key)
+
+        done = tr.episode["done"]
+        n_done = done.sum()
+        per_episode = lambda x: jnp.sum(x * done) / jnp.maximum(n_done, 1.0)  # noqa: E731
+        metrics = {
+            "episode/return": per_episode(tr.episode["return"]),
+            "episode/cost": per_episode(tr.episode["cost"]),
+            "episode/length": per_episode(tr.episode["length"]),
+            "episode/count": n_done,
+            **{k: v.sum() for k, v in tr.events.items()},
+            "constraint/step_cost": mean_cost,
+            "constraint/violation": violation,
+            **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
+            **jax.tree.map(jnp.mean, sgd_metrics),
+        }
+        finite = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves((model, metrics))
+                  if jnp.issubdtype(x.dtype, jnp.floating)]
+        metrics["train/nonfinite"] = 1.0 - jnp.all(jnp.stack(finite)).astype(jnp.float32)
+        return model, metrics
+
+    def _update(self, model, batch: dict[str, jax.Array], violation: jax.Array, key: jax.Array):
+        c = self.config
+        n = batch["obs"].shape[0]
+
+        def sgd_step(model, mb):
+            learner, opt = nnx.merge(self.graphdef, model)
+            grad_fn = nnx.value_and_grad(functools.partial(self._loss, violation=violation), has_aux=True)
+            (_, metrics), grads = grad_fn(learner, mb)
+            opt.update(learner, grads)
+            return nnx.state((learner, opt)), metrics
+
+        def epoch(model, k):
+            perm = jax.random.permutation(k, n)
+            mbs = jax.tree.map(lambda x: x[perm].reshape((c.num_minibatches, -1, *x.shape[1:])), batch)
+            return jax.lax.scan(sgd_step, model, mbs)
+
+        return jax.lax.scan(epoch, model, jax.random.split(key, c.num_epochs))
+
+    def _loss(self, learner: ConstrainedPPO, mb: dict[str, jax.Array], violation: jax.Array):
+        c = self.config
+        loc, scale = learner.policy(mb["obs"])
+        log_ratio = gaussian_log_prob(mb["u"], loc, scale) - mb["logp"]
+        ratio = jnp.exp(log_ratio)
+        kl = gaussian_kl(loc, scale, mb["loc"], mb["scale"])
+        policy_loss, extra = learner.policy_loss(
+            PolicyBatch(ratio=ratio, adv_r=mb["adv_r"], adv_c=mb["adv_c"], kl=kl, violation=violation)
+        )
+        v_r, v_c = learner.values(mb["obs"])
+        value_loss_r = jnp.mean((v_r - mb["target_r"]) ** 2)
+        value_loss_c = jnp.mean((v_c - mb["target_c"]) ** 2)
+        entropy = jnp.mean(gaussian_entropy(scale))
+        loss = policy_loss + c.value_loss_coef * (value_loss_r + value_loss_c) - c.entropy_cost * entropy
+        metrics = {
+            "loss/total": loss,
+            "loss/policy": policy_loss,
+            "loss/value_reward": value_loss_r,
+            "loss/value_cost": value_loss_c,
+            "policy/entropy": entropy,
+            "policy/kl": jnp.mean(kl),
+            "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon),
+            **extra,
+        }
+        return loss, metrics
+
+    # ---- evaluation ---------------------------------------------------------------------------
+
+    def evaluate(self, state: TrainState, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
+        """One episode per eval env and seed, for the stochastic and the deterministic policy.
+
+        Returns ``{"stochastic": {...}, "deterministic": {...}}``, each mapping ``return``, ``cost``
+        and ``length`` to per-episode arrays of shape ``(num_seeds, eval_envs)``. Both policies
+        start from the same initial states.
+        """
+        return self.evaluate_model(state.model, key)
+
+    def evaluate_model(self, model, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
+        """:meth:`evaluate` from the (seed-batched) model state alone, e.g. one read from a checkpoint."""
+        return self._eval(model, self.seed_keys(key))
+
+    def _evaluate_one(self, model, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
+        k_reset, k_act = jax.random.split(key)
+        return {mode: self._episodes(model, k_reset, k_act, mode == "deterministic") for mode in EVAL_POLICIES}
+
+    def _episodes(self, model, k_reset: jax.Array, k_act: jax.Array, deterministic: bool) -> dict[str, jax.Array]:
+        learner = nnx.merge(self.graphdef, model)[0]
+        env = self.eval_env
+        n = self.config.eval_envs
+        zeros = jnp.zeros((n,), jnp.float32)
+
+        def step(carry, k):
+            s, ret, cost, length, finished = carry
+            loc, scale = learner.policy(s.obs)
+            u = loc if deterministic else loc + scale * jax.random.normal(k, loc.shape)
+            s = env.step(s, jnp.tanh(u))
+            first = (s.metrics["episode/done"] > 0) & ~finished
+            ret = jnp.where(first, s.metrics["episode/return"], ret)
+            cost = jnp.where(first, s.metrics["episode/cost"], cost)
+            length = jnp.where(first, s.metrics["episode/length"], length)
+            return (s, ret, cost, length, finished | first), None
+
+        init = (env.reset(k_reset), zeros, zeros, zeros, jnp.zeros((n,), bool))
+        keys = jax.random.split(k_act, self.episode_length)
+        (_, ret, cost, length, _), _ = jax.lax.scan(step, init, keys)
+        return {"return": ret, "cost": cost, "length": length}
+
+
+EVAL_POLICIES = ("stochastic", "deterministic")
+"""The policies every evaluation runs: sampled actions, and the mean action."""
+
+
+def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> State:
+    """Starts each env of a batch at a random step of its episode, uniform in ``[0, T)``.
+
+    Without it all envs start together and never terminate early on many tasks, so every
+    iteration's cost estimate samples the same slice of every episode and the multipliers track
+    episode phase. The shortened first episodes are flagged ``partial`` so :class:`EpisodeStats`
+    leaves them out of the episode statistics. Envs that keep no ``info["steps"]`` counter are
+    returned unchanged.
+    """
+    if "steps" not in env_state.info or "episode" not in env_state.info:
+        return env_state
+    steps = env_state.info["steps"]
+    offsets = jax.random.randint(key, steps.shape, 0, episode_length).astype(steps.dtype)
+    episode = {**env_state.info["episode"], "partial": (offsets > 0).astype(jnp.float32)}
+    return env_state.replace(info={**env_state.info, "steps": offsets, "episode": episode})
+
+
+def state_sharding(abstract: TrainState, num_seeds: int, num_envs: int,
+                   devices: list[jax.Device] | None = None) -> TrainState | None:
+    """How a seed-batched :class:`TrainState` is laid out over ``devices`` (default: all local devices).
+
+    Seeds are spread over the devices when their count divides evenly (no communication at all);
+    otherwise each seed's env batch is (the learner is then replicated and XLA inserts the
+    reductions the update needs). None on a single device or when neither divides evenly.
+    """
+    devices = list(jax.local_devices() if devices is None else devices)
+    if len(devices) < 2:
+        return None
+    mesh = Mesh(np.array(devices), ("devices",))
+    if num_seeds % len(devices) == 0:
+        return jax.tree.map(lambda _: NamedSharding(mesh, PartitionSpec("devices")), abstract)
+    if num_envs % len(devices):
+        return None
+    replicated = NamedSharding(mesh, PartitionSpec())
+    env_axis = NamedSharding(mesh, PartitionSpec(None, "devices"))
+    return abstract.replace(
+        model=jax.tree.map(lambda _: replicated, abstract.model),
+        env=jax.tree.map(lambda x: env_axis if x.ndim >= 2 and x.shape[1] == num_envs else replicated, abstract.env),
+        key=replicated, env_steps=replicated, iteration=replicated,
+    )

@@ -1,0 +1,114 @@
+"""Task parameters outside their valid range are a ValueError naming parameter, value and range,
+raised by ``crax.make`` before any model is compiled (nothing here compiles a model)."""
+
+import inspect
+import math
+
+import pytest
+
+import crax
+import crax.scene
+from crax.make import parameters
+from crax.suites import BUILTIN_SUITES, goal
+from crax.suites.params import COUNT, POSITIVE, Choice, Range, check
+
+
+@pytest.fixture
+def no_compile(monkeypatch):
+    """Fails any test that reaches MuJoCo's compiler: validation must come first."""
+
+    def compile_spec(spec):
+        raise AssertionError("the model was compiled before the parameters were validated")
+
+    monkeypatch.setattr(crax.scene, "compile_spec", compile_spec)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "value", "valid"),
+    [
+        ("PointGoal1", "goal_radius", -1, "> 0"),
+        ("PointGoal1", "goal_radius", float("nan"), "> 0"),
+        ("PointGoal1", "lidar_bins", 0, "an integer >= 1"),
+        ("PointGoal1", "lidar_bins", 2.5, "an integer >= 1"),
+        ("PointGoal1", "collision_cost", -3.0, ">= 0"),
+        ("PointGoal1", "episode_length", 0, "an integer >= 1"),
+        ("PointGoal1", "alpha_dist", float("inf"), "a finite number"),
+        ("PointButton1", "button_count", 1, "an integer >= 2"),
+        ("PointCircle2", "y_bound", 0.0, "> 0 (or inf)"),
+        ("HalfCheetahVelocity1", "velocity_threshold", -0.5, ">= 0"),
+        ("HalfCheetahVelocity1", "cost_mode", "squared", "one of binary, hinge"),
+        ("HalfCheetahPathway2", "max_gap", 0.5, ">= 1"),
+        ("ReacherReach1", "shaping_range", 0.0, "> 0"),
+    ],
+)
+def test_out_of_range_names_parameter_value_and_range(no_compile, env_id, name, value, valid):
+    with pytest.raises(ValueError) as err:
+        crax.make(env_id, **{name: value})
+    assert str(err.value) == f"{name} must be {valid}, got {value!r} ({env_id})"
+
+
+def test_boundary_values_are_accepted(monkeypatch):
+    # Reaching compile_spec means validation passed; stop there instead of compiling.
+    class Reached(Exception):
+        pass
+
+    def compile_spec(spec):
+        raise Reached
+
+    monkeypatch.setattr(crax.scene, "compile_spec", compile_spec)
+    for env_id, overrides in [
+        ("PointGoal1", dict(cost_scale=0.0, hazard_compasses=0, alpha_dist=-1.0)),
+        ("PointCircle1", dict(x_bound=float("inf"), start_extent=0.0)),
+        ("PointButton1", dict(button_count=2, gremlin_travel=0.0)),
+    ]:
+        with pytest.raises(Reached):
+            crax.make(env_id, **overrides)
+
+
+def test_bad_level_table_value_is_caught(no_compile, monkeypatch):
+    level = goal.LEVELS[1]
+    monkeypatch.setitem(goal.LEVELS, 1, goal.GoalLevel(-0.2, level.hazards))
+    with pytest.raises(ValueError, match=r"^goal_radius must be > 0, got -0.2 \(PointGoal1\)$"):
+        crax.make("PointGoal1")
+
+
+def test_unknown_parameter_lists_the_suites_parameters(no_compile):
+    with pytest.raises(ValueError) as err:
+        crax.make("PointCircle1", goal_radius=0.3)
+    message = str(err.value)
+    assert message.startswith("unknown parameter(s) goal_radius for PointCircle1; valid parameters: ")
+    for name in ("circle_radius", "x_bound", "y_bound", "boundary_cost", "episode_length"):
+        assert name in message
+
+
+def _numeric_defaults(suite) -> dict[str, float]:
+    sig = inspect.signature(suite.__init__)
+    return {
+        p.name: p.default
+        for p in sig.parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and isinstance(p.default, int | float) and not isinstance(p.default, bool)
+    }
+
+
+@pytest.mark.parametrize("suite", BUILTIN_SUITES, ids=lambda s: s.name)
+def test_declared_ranges_match_the_signature_and_level_tables(suite):
+    declared = set(suite.params)
+    assert declared <= set(parameters(suite)), "a range names no parameter of the suite"
+    defaults = _numeric_defaults(suite)
+    assert set(defaults) <= declared, "every numeric parameter has a declared range"
+    check(suite.name, suite.params, defaults)  # the signature's defaults are valid
+    for level in suite.levels:
+        suite.check_params(level, {})  # so are the level tables' values
+        assert set(suite.level_params(level)) <= declared
+
+
+def test_range_descriptions_and_checks():
+    assert POSITIVE.describe() == "> 0" and not POSITIVE.valid(0.0) and POSITIVE.valid(1e-9)
+    assert COUNT.describe() == "an integer >= 0" and COUNT.valid(0) and not COUNT.valid(1.0)
+    unit = Range(0.0, 1.0)
+    assert unit.describe() == "in [0, 1]" and unit.valid(0.0) and unit.valid(1.0) and not unit.valid(1.01)
+    assert Range(0.0, 1.0, lo_open=True, hi_open=True).describe() == "in (0, 1)"
+    for bad in (True, "0.5", (0.5,), None, math.nan, -math.inf):
+        assert not unit.valid(bad)
+    assert not POSITIVE.valid(math.inf) and Range(0.0, lo_open=True, allow_inf=True).valid(math.inf)
+    assert Choice(("a", "b")).valid("a") and not Choice(("a", "b")).valid("c")

@@ -1,0 +1,191 @@
+"""The trainer's wiring on known values: SPEC §5 defaults, what ``Trainer._learn`` feeds GAE, the
+violation, the order of normalizer / multiplier / SGD, multipliers outside the optimizer, non-finite
+losses, and sharded training matching unsharded training."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from crax import runner
+from crax.learners import BUILTIN_LEARNERS, FOCOPS, PPOLag, Trainer, gae
+from crax.learners import trainer as trainer_module
+from crax.learners.networks import Normalizer, gaussian_log_prob
+from crax.learners.trainer import Transition
+from tests.learners.conftest import TOY_ENV_ID, tiny
+from tests.learners.toy_env import ToyEnv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# SPEC §5 (docs/SPEC.md): the shared PPO defaults and each learner's own.
+SHARED = dict(learning_rate=5e-4, entropy_cost=5e-3, discounting=0.99, gae_lambda=0.95, clip_epsilon=0.3,
+              reward_scaling=0.1, actor_hidden=(32, 32, 32, 32), critic_hidden=(256,) * 5, num_envs=2048,
+              unroll_length=8, batch_size=1024, num_minibatches=32, num_epochs=6, total_steps=100_000_000,
+              num_evals=5, eval_envs=128, safety_bound=25.0, normalize_observations=True,
+              eval_policy="stochastic", desync_episodes=True)
+OWN = {
+    "ppo": {}, "crpo": {},
+    "ppo-cost": dict(cost_weight=1.0),
+    "ppo-lag": dict(lambda_lr=3.0, lambda_init=0.0),
+    "ppo-pid": dict(kp=10.0, ki=0.01, kd=0.01, integral_max=1.0, lambda_max=1e6, derivative_ema=0.95, lambda_init=0.0),
+    "ppo-saute": dict(saute_discount=0.99, saute_penalty=-1.0, saute_max_budget=3.0),
+    "p3o": dict(kappa_init=0.01, kappa_factor=1.1, kappa_max=50.0),
+    "focops": dict(nu_init=0.1, nu_lr=1.0, nu_max=100.0, focops_lambda=1.5, kl_delta=0.02),
+}
+
+
+@pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
+def test_config_defaults_are_spec_section_5(cls):
+    config = cls.Config()
+    for name, want in {**SHARED, **OWN[cls.name]}.items():
+        assert getattr(config, name) == want, f"{cls.name}.{name}"
+    assert config.steps_per_iteration == 262_144 and config.num_iterations == 382
+
+
+class SpyLag(PPOLag):
+    """PPO-Lag whose policy loss reports the multiplier it sees (to pin the update order)."""
+
+    name = "spy-lag"
+
+    def policy_loss(self, batch):
+        loss, extra = super().policy_loss(batch)
+        return loss, {**extra, "spy/lagrange_seen": self.penalty(self.lagrange)}
+
+
+def hand_transition(learner, n_steps=8, n_envs=8, seed=0):
+    ks = jax.random.split(jax.random.key(seed), 4)
+    obs = jax.random.uniform(ks[0], (n_steps, n_envs, 2), minval=-0.5, maxval=0.5)
+    loc, scale = learner.policy(obs)
+    u = loc + scale * jax.random.normal(ks[1], loc.shape)
+    done = jnp.zeros((n_steps, n_envs)).at[3, :4].set(1.0).at[5, 4:].set(1.0)
+    truncation = jnp.zeros((n_steps, n_envs)).at[3, :2].set(1.0).at[5, 4:6].set(1.0)
+    zeros = jnp.zeros((n_steps, n_envs))
+    return Transition(
+        obs=obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
+        reward=jax.random.normal(ks[2], (n_steps, n_envs)), cost=(jax.random.uniform(ks[3], (n_steps, n_envs)) < 0.3) * 1.0,
+        done=done, truncation=truncation, final_obs=obs + 0.25,
+        episode={k: zeros for k in ("return", "cost", "length", "done")}, events={},
+    )
+
+
+def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(monkeypatch):
+    config = tiny(PPOLag.Config, safety_bound=4.0, lambda_lr=0.5)
+    trainer = Trainer(SpyLag, config, ToyEnv(episode_length=16))
+    model = jax.tree.map(lambda x: x[0], trainer.init(jax.random.key(0)).model)
+    learner = nnx.merge(trainer.graphdef, model)[0]
+    tr = hand_transition(learner)
+
+    calls, batches = [], []
+    monkeypatch.setattr(trainer_module, "gae", lambda *a: calls.append(a) or gae(*a))
+    update = trainer._update
+    monkeypatch.setattr(trainer, "_update", lambda m, b, v, k: batches.append(b) or update(m, b, v, k))
+    _, metrics = trainer._learn(model, tr, jax.random.key(1))  # eager: the spies see concrete arrays
+
+    # the normalizer is updated with the rollout before any value is computed
+    norm = Normalizer(2)
+    norm.update(tr.obs)
+    after = nnx.merge(trainer.graphdef, model)[0]
+    after.normalizer = norm
+    v_r, v_c = after.values(tr.obs)
+    nv_r, nv_c = after.values(tr.final_obs)
+    (r_args, c_args) = calls
+    termination = np.asarray(tr.done * (1 - tr.truncation))
+    np.testing.assert_allclose(r_args[0], np.asarray(tr.reward) * 0.1, rtol=1e-6)  # reward scaling, reward only
+    np.testing.assert_array_equal(c_args[0], tr.cost)
+    for args, v, nv in ((r_args, v_r, nv_r), (c_args, v_c, nv_c)):
+        np.testing.assert_allclose(args[1], v, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(args[2], nv, rtol=1e-5, atol=1e-6)  # truncations bootstrap from final_obs
+        np.testing.assert_array_equal(args[3], termination)  # terminations cut the bootstrap, truncations do not
+        np.testing.assert_array_equal(args[4], tr.done)
+    assert termination[3, 2:4].all() and not termination[3, :2].any()
+
+    # v = mean step cost − d/T, the multiplier steps once, before the SGD epochs that then see it
+    v = float(np.mean(tr.cost)) - 4.0 / 16
+    assert float(metrics["constraint/violation"]) == pytest.approx(v, abs=1e-6)
+    lam = max(0.0, 0.0 + 0.5 * v)
+    assert float(metrics["multiplier/lagrange"]) == pytest.approx(lam, abs=1e-6) and lam > 0
+    assert float(metrics["spy/lagrange_seen"]) == pytest.approx(lam, abs=1e-6)
+
+    # reward and cost advantages are normalized separately, each from its own GAE
+    (batch,) = batches
+    for name, args in (("adv_r", r_args), ("adv_c", c_args)):
+        adv = np.asarray(gae(*args)[0]).reshape(-1)
+        np.testing.assert_allclose(batch[name], (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-4, atol=1e-5)
+        assert abs(float(batch[name].mean())) < 1e-5 and float(batch[name].std()) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_multipliers_stay_out_of_the_optimizer_in_a_real_iteration():
+    # every step costs 1 and d/T = 16/16: the violation is exactly zero, so ν must keep its initial value
+    config = tiny(FOCOPS.Config, safety_bound=16.0)
+    trainer = Trainer(FOCOPS, config, ToyEnv(episode_length=16, hazard_y=-10.0, pit_radius=0.0))
+    state, metrics = trainer.run(trainer.init(jax.random.key(0)), 1)
+    assert float(metrics["constraint/violation"][0, 0]) == 0.0
+    learner, opt = nnx.merge(trainer.graphdef, jax.tree.map(lambda x: x[0], state.model))
+    assert float(learner.nu[...]) == pytest.approx(0.1)
+    before = trainer.learner(trainer.init(jax.random.key(0)))
+    changed = [not np.allclose(a, b) for a, b in zip(jax.tree.leaves(nnx.state(learner.actor, nnx.Param)),
+                                                      jax.tree.leaves(nnx.state(before.actor, nnx.Param)), strict=True)]
+    assert any(changed)  # the SGD epochs did run
+    adam_mu = opt.opt_state[0].mu
+    paths = {jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(adam_mu)[0]}
+    assert len(paths) == len(jax.tree.leaves(nnx.state(learner, nnx.Param)))
+    assert not any("nu" in p.split("'") for p in paths)
+
+
+def test_a_non_finite_loss_stops_training_naming_the_iteration(tmp_path, monkeypatch):
+    original = Trainer._learn
+
+    def poisoned(self, model, tr, key):
+        model, metrics = original(self, model, tr, key)
+        return model, {**metrics, "train/nonfinite": jnp.where(self.config.learning_rate > 1.0, 1.0, 0.0)}
+
+    monkeypatch.setattr(Trainer, "_learn", poisoned)
+    config = tiny(PPOLag.Config, total_steps=4 * 64, learning_rate=2.0, checkpoint_every=1)
+    with pytest.raises(runner.TrainingDiverged, match=r"iteration 1 .*non-finite.*no checkpoint"):
+        runner.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
+
+
+def test_real_divergence_is_detected(tmp_path):
+    # a learning rate of 1e12 blows the parameters up within the first iteration's SGD steps
+    config = tiny(PPOLag.Config, total_steps=3 * 64, learning_rate=1e12, checkpoint_every=1)
+    with pytest.raises(runner.TrainingDiverged, match="iteration 1 "):
+        runner.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+
+
+def test_sharded_training_matches_unsharded():
+    script = textwrap.dedent("""
+        import json, jax, numpy as np
+        from crax.learners import PPOLag, Trainer
+        from tests.learners.conftest import tiny
+        from tests.learners.toy_env import ToyEnv
+        assert len(jax.local_devices()) == 2
+        out = {}
+        for seeds in (1, 2):  # one seed: the env batch is split; two: the seeds are
+            for devices in (1, 0):
+                t = Trainer(PPOLag, tiny(PPOLag.Config, num_seeds=seeds, num_devices=devices), ToyEnv())
+                state, m = t.run(t.init(jax.random.key(0)), 3)
+                spread = None if t.sharding is None else list(jax.tree.leaves(state.env.obs)[0].sharding.spec)
+                out[f"{seeds}-{devices}"] = {"spec": spread, **{k: np.asarray(v).tolist() for k, v in m.items()}}
+        print(json.dumps(out))
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["1-1"]["spec"] is None and out["1-0"]["spec"] == [None, "devices"]
+    assert out["2-0"]["spec"] == ["devices"]
+    for seeds in (1, 2):
+        one, two = out[f"{seeds}-1"], out[f"{seeds}-0"]
+        for k in one:
+            if k != "spec":
+                np.testing.assert_allclose(two[k], one[k], rtol=2e-3, atol=2e-4, err_msg=f"{seeds} seeds: {k}")
