@@ -56,8 +56,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_config(run_dir: str | os.PathLike, *, learner: str, env_id: str, env_kwargs: dict[str, Any],
-                 config: Any) -> None:
+                 config: Any, stages: list[str] | None = None, init_from: dict[str, Any] | None = None) -> None:
+    """Writes ``config.json``; ``stages`` (curriculum env ids) and ``init_from`` only when given."""
     record = {"learner": learner, "env": env_id, "env_kwargs": env_kwargs, "config": dataclasses.asdict(config)}
+    if stages:
+        record["stages"] = list(stages)
+    if init_from:
+        record["init_from"] = init_from
     atomic_write_bytes(Path(run_dir) / CONFIG_FILE, (json.dumps(record, indent=2) + "\n").encode())
 
 
@@ -167,7 +172,8 @@ def _read(path: Path, template) -> dict[str, Any]:
 def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
     """Restores the newest readable checkpoint of a run into the structure of ``template``.
 
-    ``template`` may hold arrays or ``jax.ShapeDtypeStruct`` leaves (from ``jax.eval_shape``).
+    ``template`` may hold arrays or ``jax.ShapeDtypeStruct`` leaves (from ``jax.eval_shape``), or be
+    a function of a checkpoint's env-step count returning one (runs whose state changes shape).
     An unreadable newest file is skipped with a warning that names it and the file used instead.
 
     Returns ``{"state", "env_steps", "iteration", "path"}``. Raises ValueError when the run has no
@@ -178,9 +184,9 @@ def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
         raise ValueError(f"no checkpoint in {str(run_dir)!r} (expected {CHECKPOINT_DIR}/step_<N>.msgpack); "
                          "the run was interrupted before its first checkpoint")
     errors = []
-    for _, path in reversed(found):
+    for env_steps, path in reversed(found):
         try:
-            result = _read(path, template)
+            result = _read(path, template(env_steps) if callable(template) else template)
         except ValueError as e:
             if "does not match" in str(e):
                 raise

@@ -18,6 +18,8 @@ commands:
   crax bench --env PointGoal1     env steps/s against bare physics steps/s
   crax train <learner> --env ID   train a learner (crax train --help)
   crax eval RUN_DIR               evaluate a trained run (crax eval --help)
+  crax curriculum <learner> --env PointGoal   levels 1 -> 2 -> 3 in one run, all state carried
+  crax transfer <learner> --env PointGoal3    PPO for half the budget, then the safe learner from it
 """
 
 
@@ -83,6 +85,16 @@ def main(argv: list[str] | None = None) -> None:
             from crax import runner
 
             (runner.train_main if argv[0] == "train" else runner.eval_main)(argv[1:])
+            return
+        if argv and argv[0] == "curriculum":
+            from crax.studies.curriculum import curriculum_main
+
+            curriculum_main(argv[1:])
+            return
+        if argv and argv[0] == "transfer":
+            from crax.studies.transfer import transfer_main
+
+            transfer_main(argv[1:])
             return
         if not argv or argv[0] in ("-h", "--help"):
             print(USAGE)

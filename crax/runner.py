@@ -30,6 +30,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -127,6 +128,11 @@ def _eval_iterations(total: int, num_evals: int) -> set[int]:
     return {max(1, round(total * (k + 1) / num_evals)) for k in range(num_evals)} if num_evals else set()
 
 
+INIT_PARTS = ("actor", "reward_critic", "normalizer")
+"""What a run initialised from another (``init_from``) copies by default: the policy, the reward
+critic and the observation normalizer; the cost critic, multipliers and optimizer start fresh."""
+
+
 def train(
     learner: str | type[ConstrainedPPO] | None,
     config: PPOConfig | None = None,
@@ -137,6 +143,9 @@ def train(
     runs_root: str | Path = "runs",
     env_kwargs: dict[str, Any] | None = None,
     progress: bool | None = None,
+    stages: Sequence[str] | None = None,
+    init_from: str | Path | None = None,
+    init_parts: Sequence[str] = INIT_PARTS,
 ) -> TrainResult:
     """Trains ``config.num_seeds`` seeds of a learner on an env, writing a run folder.
 
@@ -150,6 +159,11 @@ def train(
         read from its ``config.json`` unless given).
       env_kwargs: keyword overrides for ``crax.make``.
       progress: show a progress bar; default: when stderr is a terminal.
+      stages: env ids trained one after the other in this run, the step budget split equally, every
+        learner and optimizer variable carried across (a curriculum; ``env`` is then ignored and
+        the run's env is the last stage's). All stages need the same observation size.
+      init_from: a finished run folder whose final learner seeds this one (same observation and
+        action sizes and seed count); ``init_parts`` names the learner parts copied.
     """
     if resume:
         if run_dir is None:
@@ -160,18 +174,27 @@ def train(
             raise ValueError(f"run {str(run_dir)!r} trained learner {record['learner']!r}, not {cls.name!r}")
         config = config if config is not None else ckpt.config_from_dict(cls.Config, record["config"])
         env_kwargs = record["env_kwargs"] if env_kwargs is None else env_kwargs
-        if isinstance(env, Env):
-            env_obj, env_id = env, _env_label(env)
+        stages = record.get("stages")
+        init_record = record.get("init_from")
+        if stages:
+            envs = [(make_env(e, env_kwargs), e) for e in stages]
+        elif isinstance(env, Env):
+            envs = [(env, _env_label(env))]
         else:
-            env_id = record["env"]
-            env_obj = make_env(env_id, env_kwargs)
+            envs = [(make_env(record["env"], env_kwargs), record["env"])]
         run_dir = Path(run_dir)
     else:
         cls = get_learner(learner)
-        env_id = _env_label(env)
-        env_obj = env if isinstance(env, Env) else make_env(env, env_kwargs)
+        if stages:
+            if len(stages) < 2:
+                raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")
+            envs = [(make_env(e, env_kwargs), e) for e in stages]
+        else:
+            envs = [(env if isinstance(env, Env) else make_env(env, env_kwargs), _env_label(env))]
+        init_record = None if init_from is None else {"run_dir": str(init_from), "parts": list(init_parts)}
         if run_dir is None:
-            run_dir = ckpt.new_run_dir(runs_root, env_id.rpartition(":")[2], cls.name)
+            label = envs[-1][1].rpartition(":")[2] + ("-curriculum" if stages else "")
+            run_dir = ckpt.new_run_dir(runs_root, label, cls.name)
         else:
             run_dir = Path(run_dir)
             if (run_dir / ckpt.CONFIG_FILE).exists():
@@ -180,8 +203,37 @@ def train(
     config = config if config is not None else cls.Config()
     if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
-    ckpt.write_config(run_dir, learner=cls.name, env_id=env_id, env_kwargs=dict(env_kwargs or {}), config=config)
-    return _train_loop(cls, config, env_obj, env_id, run_dir, resume, progress)
+    sizes = {e.observation_size for e, _ in envs}
+    if len(sizes) > 1:
+        raise ValueError("curriculum stages must share one observation size; got "
+                         + ", ".join(f"{i} {e.observation_size}" for e, i in envs))
+    ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}), config=config,
+                      stages=[i for _, i in envs] if len(envs) > 1 else None, init_from=init_record)
+    return _train_loop(cls, config, envs, run_dir, resume, progress, None if resume else init_record)
+
+
+def _initial_model(trainer: Trainer, state, init: dict[str, Any]):
+    """``state`` with the learner parts ``init["parts"]`` copied from the final checkpoint of ``init["run_dir"]``."""
+    record = ckpt.read_config(init["run_dir"])
+    src_cls = get_learner(record["learner"])
+    src_config = ckpt.config_from_dict(src_cls.Config, record["config"])
+    src_env = make_env(record["env"], record["env_kwargs"])
+    source = Trainer(src_cls, src_config, src_env)
+    if src_config.num_seeds != trainer.config.num_seeds:
+        raise ValueError(f"{init['run_dir']!r} trained {src_config.num_seeds} seed(s); this run has "
+                         f"{trainer.config.num_seeds}")
+    restored = ckpt.load_checkpoint(init["run_dir"], source.abstract_state())["state"].model
+    model = state.model
+    for part in init["parts"]:
+        if part not in model[0] or part not in restored[0]:
+            raise ValueError(f"cannot copy {part!r}: valid parts are {sorted(set(model[0]) & set(restored[0]))}")
+        want = jax.tree.map(lambda x: x.shape, model[0][part])
+        got = jax.tree.map(lambda x: x.shape, restored[0][part])
+        if want != got:
+            raise ValueError(f"{init['run_dir']!r}: its {part} has shapes {got}, this run needs {want} "
+                             "(another env, observation size or network size)")
+        model[0][part] = jax.tree.map(jax.numpy.asarray, restored[0][part])
+    return trainer.place(state.replace(model=model))
 
 
 def _finite_mean(values: list[float]) -> float:
@@ -225,24 +277,49 @@ def _verdict(summary: dict[str, dict[str, float]], policy: str, bound: float) ->
             "safe": bool(judged["cost"] < bound), **summary}
 
 
-def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, resume: bool,
-                progress: bool | None) -> TrainResult:
-    trainer = Trainer(cls, config, env)
+def _stage_bounds(config: PPOConfig, num_stages: int) -> list[int]:
+    """Cumulative iteration counts at the end of each stage (the budget split equally)."""
+    per_stage = -(-config.num_iterations // num_stages)
+    return [0, *(per_stage * (k + 1) for k in range(num_stages))]
+
+
+def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Path, resume: bool,
+                progress: bool | None, init: dict[str, Any] | None) -> TrainResult:
+    trainers = [Trainer(cls, config, e) for e, _ in envs]
+    env_id = envs[-1][1]
     seeds = config.num_seeds
     init_key, eval_key = jax.random.split(jax.random.key(config.seed))
     steps_per_iter = config.steps_per_iteration
-    total_iters = config.num_iterations
+    bounds = _stage_bounds(config, len(envs))
+    total_iters = bounds[-1]
+
+    def stage_of(iteration: int) -> int:  # the stage that runs iteration ``iteration + 1``
+        return max(k for k in range(len(envs)) if bounds[k] <= iteration)
+
+    def enter(stage: int, state):
+        """The first state of a later stage: its fresh envs, everything else carried."""
+        fresh = trainers[stage].init(jax.random.fold_in(init_key, stage))
+        return trainers[stage].place(fresh.replace(model=state.model, key=state.key, env_steps=state.env_steps,
+                                                   iteration=state.iteration))
+
     start_iter = 0
     if resume:
-        restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
+        def template(env_steps: int):  # a checkpoint holds the envs of the stage that ran its last iteration
+            return trainers[stage_of(env_steps // steps_per_iter - 1)].abstract_state()
+
+        restored = ckpt.load_checkpoint(run_dir, template)
         start_iter = restored["iteration"]
+        held = stage_of(start_iter - 1)
         if start_iter >= total_iters:
             raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {restored['env_steps']:,} of "
                               f"{total_iters * steps_per_iter:,} steps; its results are in "
                               f"{run_dir / RESULTS_FILE}. Pass a larger --total-steps to extend it.")
-        state = trainer.place(restored["state"])
+        state, state_stage = trainers[held].place(restored["state"]), held
     else:
-        state = trainer.init(init_key)
+        state, state_stage = trainers[0].init(init_key), 0
+        if init is not None:
+            state = _initial_model(trainers[0], state, init)
+    done_state = state  # the state after the last finished iteration (what Ctrl-C saves)
 
     eval_iters = _eval_iterations(total_iters, config.num_evals)
     logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
@@ -255,7 +332,11 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
     it = last_ckpt = start_iter
     try:
         while it < total_iters:
-            n = min(config.iterations_per_call, total_iters - it)
+            stage = stage_of(it)
+            if stage != state_stage:
+                state, state_stage = enter(stage, state), stage
+            trainer = trainers[stage]
+            n = min(config.iterations_per_call, bounds[stage + 1] - it)
             trainer.compile(state, n)  # compile time stays out of the steps/s figure
             t0 = time.perf_counter()
             new_state, metrics = trainer.run(state, n)
@@ -266,7 +347,8 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
             good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
             for j in range(good):
                 step = (it + j + 1) * steps_per_iter
-                per_seed = [{**_per_seed(metrics, s, j), "perf/steps_per_second": sps} for s in range(seeds)]
+                per_seed = [{**_per_seed(metrics, s, j), "perf/steps_per_second": sps,
+                             **({"curriculum/stage": stage} if len(envs) > 1 else {})} for s in range(seeds)]
                 for s, values in enumerate(per_seed):
                     if values["episode/count"] > 0:
                         last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
@@ -282,7 +364,7 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
                     f"training diverged at iteration {it + good + 1} (env step {(it + good + 1) * steps_per_iter:,}): "
                     f"a loss or parameter became non-finite (seeds {np.flatnonzero(bad[:, good]).tolist()}); "
                     f"{kept}. Try a lower learning rate or a max_grad_norm.")
-            state = new_state
+            state = done_state = new_state
             it += n
             step = it * steps_per_iter
             if any(it - n < e <= it for e in eval_iters):
@@ -299,7 +381,7 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
     except KeyboardInterrupt:
         bar.close()
         if it > last_ckpt:
-            ckpt.save_checkpoint(run_dir, state, env_steps=it * steps_per_iter, iteration=it)
+            ckpt.save_checkpoint(run_dir, done_state, env_steps=it * steps_per_iter, iteration=it)
         print(f"\ninterrupted after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
               f"Resume with: crax train --resume {run_dir}", file=sys.stderr)
         raise
@@ -320,9 +402,12 @@ def _train_loop(cls, config: PPOConfig, env: Env, env_id: str, run_dir: Path, re
     env_steps = total_iters * steps_per_iter
     results = {"learner": cls.name, "env": env_id, "env_steps": env_steps, "safety_bound": config.safety_bound,
                "eval_policy": config.eval_policy, "final": final, "evals": evals}
+    if len(envs) > 1:
+        results["stages"] = [{"env": e, "first_step": b * steps_per_iter + 1, "last_step": b2 * steps_per_iter}
+                             for (_, e), b, b2 in zip(envs, bounds, bounds[1:], strict=False)]
     ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
     return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=env_steps,
-                       final=final, evals=evals, history=history, trainer=trainer, state=state)
+                       final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)
 
 
 def _evals_from_history(history: list[dict[str, Any]], seeds: int) -> list[dict[str, Any]]:
@@ -377,8 +462,8 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
 _RUN_FIELDS = ("env", "run_dir", "runs_root", "progress")
 
 
-def _command_type(cls: type[ConstrainedPPO]) -> type:
-    """``cls.Config`` plus the run options, as one flat frozen dataclass for tyro."""
+def _command_type(cls: type[ConstrainedPPO], more: tuple = ()) -> type:
+    """``cls.Config`` plus the run options (and ``more``), as one flat frozen dataclass for tyro."""
     extra = [
         ("env", Annotated[str, tyro.conf.arg(help="Env id (crax.make) or import path package.module:EnvClass.")]),
         ("run_dir", Annotated[str | None, tyro.conf.arg(help="Run folder; default <runs-root>/<env>-<learner>-<time>.")],
@@ -387,7 +472,8 @@ def _command_type(cls: type[ConstrainedPPO]) -> type:
          dataclasses.field(default="runs")),
         ("progress", Annotated[bool, tyro.conf.arg(help="Show the progress bar.")], dataclasses.field(default=True)),
     ]
-    return dataclasses.make_dataclass(f"Train_{cls.__name__}", extra, bases=(cls.Config,), frozen=True, kw_only=True)
+    return dataclasses.make_dataclass(f"Train_{cls.__name__}", [*extra, *more], bases=(cls.Config,), frozen=True,
+                                      kw_only=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,7 +493,7 @@ def _fail(prog: str, error: Exception) -> None:
     raise SystemExit(2)
 
 
-def _print_final(result: TrainResult) -> None:
+def print_final(result: TrainResult) -> None:
     print(f"run folder: {result.run_dir}")
     bound = result.config.safety_bound
     for s, f in enumerate(result.final):
@@ -417,7 +503,7 @@ def _print_final(result: TrainResult) -> None:
         print(f"seed {s}: {spread}  ({verdict}, bound {bound:g}; {f['policy']} policy)")
 
 
-def _run_or_exit(prog: str, fn, *args, **kwargs) -> TrainResult:
+def run_or_exit(prog: str, fn, *args, **kwargs) -> TrainResult:
     """Runs a training call, turning the expected ways it stops into messages and exit codes."""
     try:
         return fn(*args, **kwargs)
@@ -446,22 +532,34 @@ def train_main(argv: list[str]) -> None:
                 config = dataclasses.replace(config, total_steps=int(args.total_steps))
         except ValueError as e:
             _fail(prog, e)
-        result = _run_or_exit(prog, train, cls, config, run_dir=args.resume, resume=True,
+        result = run_or_exit(prog, train, cls, config, run_dir=args.resume, resume=True,
                               progress=None if args.progress else False)
-        _print_final(result)
+        print_final(result)
         return
 
+    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.")
+    result = run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
+                          progress=None if args.progress else False)
+    print_final(result)
+
+
+def parse_learner_command(argv: list[str], prog: str, description: str, extra: tuple = ()):
+    """Parses ``<learner> --env ID [config flags] [run flags]`` into ``(learner class, config, args)``.
+
+    ``extra`` adds fields to every learner's command (``(name, type, dataclasses.field)`` tuples).
+    Bad input exits with status 2 and a message naming the valid choices.
+    """
     try:
         table = learners()
     except ValueError as e:
         _fail(prog, e)
-    commands = {name: _command_type(cls) for name, cls in table.items()}
+    commands = {name: _command_type(cls, extra) for name, cls in table.items()}
     union = Union[tuple(  # noqa: UP007 - a runtime-built union needs typing.Union
         Annotated[cmd, tyro.conf.subcommand(name, description=(table[name].__doc__ or "").strip().splitlines()[0])]
         for name, cmd in commands.items()
     )]
     try:
-        args = tyro.cli(union, args=argv, prog=prog, description="Train a constrained PPO learner.")
+        args = tyro.cli(union, args=argv, prog=prog, description=description)
     except ValueError as e:  # a config check in __post_init__ (tyro re-raises it)
         _fail(prog, e)
     name = next(n for n, cmd in commands.items() if type(args) is cmd)
@@ -475,9 +573,7 @@ def train_main(argv: list[str]) -> None:
         print(f"{prog}: note: --total-steps {config.total_steps:,} is less than one iteration; training one whole "
               f"iteration of {config.steps_per_iteration:,} steps (batch_size × num_minibatches × unroll_length)",
               file=sys.stderr)
-    result = _run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
-                          progress=None if args.progress else False)
-    _print_final(result)
+    return cls, config, args
 
 
 @dataclasses.dataclass(frozen=True)

@@ -54,3 +54,10 @@ class ToyEnv(Env):
             truncation=truncated, info={**state.info, "steps": t},
             metrics={"reward/progress": reward, "cost/hazard": cost},
         )
+
+
+class ToyEnvHarder(ToyEnv):
+    """The toy env with a wider hazard band (cost above y = −0.2): a second "level" for curriculum tests."""
+
+    def __init__(self, episode_length: int = 16):
+        super().__init__(episode_length=episode_length, hazard_y=-0.2)

@@ -1,0 +1,84 @@
+"""Transfer (SPEC §6): PPO for half the budget, then a safe learner initialised from it.
+
+The safe learner takes the PPO policy, reward critic and observation normalizer; its cost critic,
+multipliers and optimizer start fresh. A transfer folder holds two ordinary run folders, ``ppo/``
+and ``<learner>/`` (its ``config.json`` names the run it started from). ``--from RUN`` skips the
+PPO phase and starts from an existing run. Running the same command with ``--run-dir`` of an
+interrupted transfer skips the finished phase and resumes the unfinished one.
+
+    crax transfer ppo-lag --env PointGoal3 --total-steps 4e6
+    crax transfer ppo-lag --env PointGoal3 --from runs/PointGoal3-ppo-20261126-120000
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import shutil
+from pathlib import Path
+from typing import Annotated, Any
+
+import tyro
+
+from crax import checkpoint as ckpt
+from crax import runner
+from crax.learners.base import ConstrainedPPO, PPOConfig
+
+
+def _phase(learner, config: PPOConfig, env: str, run_dir: Path, progress: bool | None,
+           init_from: Path | None = None) -> runner.TrainResult | None:
+    """Trains one phase into ``run_dir``: from scratch, by resuming it, or not at all when finished."""
+    if (run_dir / ckpt.CONFIG_FILE).exists():
+        if ckpt.checkpoints(run_dir):
+            try:
+                return runner.train(None, config, run_dir=run_dir, resume=True, progress=progress)
+            except runner.RunComplete:
+                return None
+        shutil.rmtree(run_dir)  # interrupted before its first checkpoint: nothing to keep
+    return runner.train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from)
+
+
+def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal3", *,
+             from_run: str | Path | None = None, run_dir: str | Path | None = None, runs_root: str | Path = "runs",
+             progress: bool | None = None) -> runner.TrainResult:
+    """Runs the transfer study (module docstring); returns the safe learner's run.
+
+    ``config.total_steps`` is the whole budget: PPO trains half of it (with the same shared PPO
+    fields), the safe learner the rest. With ``from_run`` the safe learner trains the second half only.
+    """
+    cls = runner.get_learner(learner)
+    config = config if config is not None else cls.Config()
+    first = config.total_steps // 2
+    if run_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = Path(runs_root) / f"{env}-transfer-{cls.name}-{stamp}"
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if from_run is None:
+        ppo = runner.get_learner("ppo")
+        shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(PPOConfig)}
+        ppo_config = ppo.Config(**{**shared, "total_steps": first})
+        _phase(ppo, ppo_config, env, run_dir / "ppo", progress)
+        from_run = run_dir / "ppo"
+    else:
+        ckpt.read_config(from_run)  # a clear error for a folder that is not a run
+    safe_config = dataclasses.replace(config, total_steps=config.total_steps - first)
+    result = _phase(cls, safe_config, env, run_dir / cls.name, progress, init_from=Path(from_run))
+    if result is None:
+        raise runner.RunComplete(f"transfer {str(run_dir)!r} is complete; its results are in "
+                                 f"{run_dir / cls.name / runner.RESULTS_FILE}")
+    return result
+
+
+_FROM: Any = ("from_run", Annotated[str | None, tyro.conf.arg(name="from", help="Start from this finished run "
+              "(e.g. a PPO run) instead of training PPO first.")], dataclasses.field(default=None))
+
+
+def transfer_main(argv: list[str]) -> None:
+    """``crax transfer <learner> --env PointGoal3 [--from RUN] [config flags]``."""
+    prog = "crax transfer"
+    cls, config, args = runner.parse_learner_command(
+        argv, prog, "Train PPO for half the budget, then a safe learner initialised from it.", extra=(_FROM,))
+    result = runner.run_or_exit(prog, transfer, cls, config, args.env, from_run=args.from_run, run_dir=args.run_dir,
+                                runs_root=args.runs_root, progress=None if args.progress else False)
+    runner.print_final(result)
