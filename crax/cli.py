@@ -18,6 +18,9 @@ commands:
   crax bench --env PointGoal1     env steps/s against bare physics steps/s
   crax train <learner> --env ID   train a learner (crax train --help)
   crax eval RUN_DIR               evaluate a trained run (crax eval --help)
+  crax sweep --out DIR ...        grid of learners × envs × bounds × seeds (crax sweep --help)
+  crax table DIRS...              summary table of runs/sweeps with 95% intervals (crax table --help)
+  crax plot DIRS... --out FIG     return and cost curves of runs/sweeps with 95% bands
   crax curriculum <learner> --env PointGoal   levels 1 -> 2 -> 3 in one run, all state carried
   crax transfer <learner> --env PointGoal3    PPO for half the budget, then the safe learner from it
 """
@@ -77,6 +80,12 @@ class BenchCmd:
         print(format_table(self.env, rows))
 
 
+def _studies():
+    from crax.studies import cli
+
+    return cli
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``crax`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -103,6 +112,9 @@ def main(argv: list[str] | None = None) -> None:
             {
                 "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
                 "bench": BenchCmd,
+                "sweep": _studies().SweepCmd,
+                "table": _studies().TableCmd,
+                "plot": _studies().PlotCmd,
             },
             args=argv,
             prog="crax",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Mapping
+from typing import Any
 
+from crax import compose
 from crax.plugins.manager import registry
 from crax.suites.base import Suite, TaskEnv
 from crax.suites.params import POSITIVE_COUNT, check
@@ -61,19 +64,26 @@ def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
 
 
 def parameters(suite: type[Suite]) -> list[str]:
-    """Names ``crax.make`` accepts as overrides for ``suite``."""
+    """Names ``crax.make`` accepts as overrides for ``suite`` (and ``constraints``, ``sensors``)."""
     sig = inspect.signature(suite.__init__)
     own = [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    return [*own, *ENV_PARAMETERS]
+    return [*own, *ENV_PARAMETERS, *compose.KINDS]
 
 
-def make(env_id: str, **overrides) -> TaskEnv:
+def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | None = None,
+         sensors: Mapping[str, Mapping[str, Any] | None] | None = None, **overrides) -> TaskEnv:
     """Builds the env ``env_id`` (e.g. ``PointGoal1``); keyword arguments override suite parameters.
 
+    ``constraints`` and ``sensors`` (``{registered name: {parameter: value}}``) add registered
+    constraint terms and sensors, built-in or from any installed plugin, to the task
+    (:mod:`crax.compose`): each added term is ``metrics["cost/<term>"]`` and part of the cost;
+    added sensors extend the observation after the suite's own, in the order given.
+
     Raises:
-      ValueError: unknown id, body, suite, level or parameter (the message lists valid choices),
-        or a parameter value outside its valid range (the message names both), raised before
-        the model is built.
+      ValueError: unknown id, body, suite, level, parameter or component (the message lists valid
+        choices), a parameter value outside its valid range (the message names both), or a
+        component that does not fit the body, raised before the model is built; a component
+        whose ``bind`` rejects the compiled model or that reads what the task lacks, after it.
     """
     body_cls, suite_cls, level = parse_id(env_id)
     valid = parameters(suite_cls)
@@ -83,5 +93,8 @@ def make(env_id: str, **overrides) -> TaskEnv:
     env_kwargs = {k: overrides.pop(k) for k in ENV_PARAMETERS if k in overrides}
     check(env_id, ENV_PARAMETERS, env_kwargs)
     suite_cls.check_params(level, overrides, where=env_id)
+    added_constraints = compose.components("constraints", constraints, body_cls, env_id)
+    added_sensors = compose.components("sensors", sensors, body_cls, env_id)
     suite = suite_cls(body_cls(), level, **overrides)
-    return TaskEnv(suite, **env_kwargs)
+    compose.check_terms(env_id, [c.term for c in suite.constraints], added_constraints)
+    return TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)

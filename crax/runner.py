@@ -12,6 +12,7 @@ Command line (``crax.cli`` calls :func:`train_main` / :func:`eval_main` with the
 sub-command)::
 
     crax train ppo-lag --env PointGoal1 --total-steps 2e6 --num-seeds 3
+    crax train ppo-lag --env AntVelocity1 --constraint action_energy:weight=0.05   # an added cost term
     crax train --resume runs/PointGoal1-ppo-lag-20250101-120000
     crax eval runs/PointGoal1-ppo-lag-20250101-120000 --episodes 64
 
@@ -39,6 +40,7 @@ import numpy as np
 import tyro
 
 from crax import checkpoint as ckpt
+from crax import compose
 from crax.env import Env
 from crax.learners.base import ConstrainedPPO, PPOConfig, Steps
 from crax.learners.trainer import EVAL_POLICIES, Trainer
@@ -277,6 +279,15 @@ def _verdict(summary: dict[str, dict[str, float]], policy: str, bound: float) ->
             "safe": bool(judged["cost"] < bound), **summary}
 
 
+def _last_episodes(run_dir: Path, seeds: int) -> list[dict[str, float]]:
+    """Each seed's last logged training-episode statistics (NaN where none was logged)."""
+    last = [{"return": math.nan, "cost": math.nan, "length": math.nan} for _ in range(seeds)]
+    for r in read_metrics(run_dir):
+        if "episode/return" in r and r["seed"] < seeds:
+            last[r["seed"]] = {k: r[f"episode/{k}"] for k in ("return", "cost", "length")}
+    return last
+
+
 def _stage_bounds(config: PPOConfig, num_stages: int) -> list[int]:
     """Cumulative iteration counts at the end of each stage (the budget split equally)."""
     per_stage = -(-config.num_iterations // num_stages)
@@ -311,9 +322,13 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
         start_iter = restored["iteration"]
         held = stage_of(start_iter - 1)
         if start_iter >= total_iters:
+            written = ""
+            if not (run_dir / RESULTS_FILE).exists():  # it stopped between its last checkpoint and its results
+                _write_results(cls, config, envs, bounds, run_dir, _last_episodes(run_dir, seeds))
+                written = " (written now from its metrics)"
             raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {restored['env_steps']:,} of "
                               f"{total_iters * steps_per_iter:,} steps; its results are in "
-                              f"{run_dir / RESULTS_FILE}. Pass a larger --total-steps to extend it.")
+                              f"{run_dir / RESULTS_FILE}{written}. Pass a larger --total-steps to extend it.")
         state, state_stage = trainers[held].place(restored["state"]), held
     else:
         state, state_stage = trainers[0].init(init_key), 0
@@ -325,10 +340,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
     logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
     bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress,
                    description=f"{cls.name} {env_id}")
-    last_episode = [{"return": math.nan, "cost": math.nan, "length": math.nan} for _ in range(seeds)]
-    for r in read_metrics(run_dir):  # a resumed run reports its last episodes even before new ones end
-        if "episode/return" in r and r["seed"] < seeds:
-            last_episode[r["seed"]] = {k: r[f"episode/{k}"] for k in ("return", "cost", "length")}
+    last_episode = _last_episodes(run_dir, seeds)  # a resumed run reports its last episodes before new ones end
     it = last_ckpt = start_iter
     try:
         while it < total_iters:
@@ -389,6 +401,15 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
         bar.close()
         logger.close()
 
+    final, evals, history = _write_results(cls, config, envs, bounds, run_dir, last_episode)
+    return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=total_iters * steps_per_iter,
+                       final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)
+
+
+def _write_results(cls, config: PPOConfig, envs: list[tuple[Env, str]], bounds: list[int], run_dir: Path,
+                   last_episode: list[dict[str, float]]):
+    """Writes ``results.json`` from the run's ``metrics.jsonl``; returns ``(final, evals, history)``."""
+    seeds, steps_per_iter = config.num_seeds, config.steps_per_iteration
     history = read_metrics(run_dir)
     evals = _evals_from_history(history, seeds)
     if evals:
@@ -399,15 +420,13 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
     else:
         final = [dict(e, policy="training episodes", safe=bool(e["cost"] < config.safety_bound))
                  for e in last_episode]
-    env_steps = total_iters * steps_per_iter
-    results = {"learner": cls.name, "env": env_id, "env_steps": env_steps, "safety_bound": config.safety_bound,
-               "eval_policy": config.eval_policy, "final": final, "evals": evals}
+    results = {"learner": cls.name, "env": envs[-1][1], "env_steps": bounds[-1] * steps_per_iter,
+               "safety_bound": config.safety_bound, "eval_policy": config.eval_policy, "final": final, "evals": evals}
     if len(envs) > 1:
         results["stages"] = [{"env": e, "first_step": b * steps_per_iter + 1, "last_step": b2 * steps_per_iter}
                              for (_, e), b, b2 in zip(envs, bounds, bounds[1:], strict=False)]
     ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
-    return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=env_steps,
-                       final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)
+    return final, evals, history
 
 
 def _evals_from_history(history: list[dict[str, Any]], seeds: int) -> list[dict[str, Any]]:
@@ -476,6 +495,17 @@ def _command_type(cls: type[ConstrainedPPO], more: tuple = ()) -> type:
                                       kw_only=True)
 
 
+COMPONENT_FLAGS: tuple = (
+    ("constraint", Annotated[tyro.conf.UseAppendAction[tuple[str, ...]], tyro.conf.arg(
+        help="Add a registered constraint term to the env: NAME or NAME:param=value,param=value, "
+             "e.g. action_energy:weight=0.05. Recorded in the run's env_kwargs.")], dataclasses.field(default=())),
+    ("sensor", Annotated[tyro.conf.UseAppendAction[tuple[str, ...]], tyro.conf.arg(
+        help="Add a registered sensor to the env's observation: NAME or NAME:param=value,param=value.")],
+     dataclasses.field(default=())),
+)
+"""``crax train``'s ``--constraint`` and ``--sensor`` flags (:func:`crax.compose.parse_flags`)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ResumeArgs:
     """Continue an interrupted run from its latest checkpoint."""
@@ -537,9 +567,16 @@ def train_main(argv: list[str]) -> None:
         print_final(result)
         return
 
-    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.")
+    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.", extra=COMPONENT_FLAGS)
+    try:
+        env_kwargs = compose.parse_flags(args.constraint, args.sensor)
+        if env_kwargs and ":" in args.env:
+            raise ValueError(f"--constraint and --sensor add components to a registered env id (crax.make), "
+                             f"not to the env class {args.env!r}")
+    except ValueError as e:
+        _fail(prog, e)
     result = run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
-                          progress=None if args.progress else False)
+                          env_kwargs=env_kwargs or None, progress=None if args.progress else False)
     print_final(result)
 
 

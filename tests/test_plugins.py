@@ -8,6 +8,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pluggy
 import pytest
 
@@ -103,8 +104,36 @@ def test_entry_point_name_declared_by_two_distributions_is_an_error(tmp_path, mo
         _load_entry_points(_manager())
 
 
-def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path):
-    """The example package's ``ppo-lag-capped`` appears as a subcommand, trains, and evaluates."""
+def test_plugin_constraint_and_sensor_compose_into_a_task_by_name():
+    """The example package's Tether term and Pose sensor, found through its installed entry point."""
+    from crax_example_plugin.pose import Pose
+    from crax_example_plugin.tether import Tether
+
+    reg = crax.registry()
+    assert reg.constraints["Tether"] is Tether and reg.sensors["Pose"] is Pose
+    env = crax.make("PointGoal1", constraints={"tether": {"radius": 1.5, "weight": 2.0}}, sensors={"pose": {"scale": 3.0}})
+    assert isinstance(env.suite.constraints[-1], Tether) and isinstance(env.suite.sensors[-1], Pose)
+    assert env.observation_size == crax.make("PointGoal1").observation_size + 4  # both by jax.eval_shape
+    assert "cost/tether" in jax.eval_shape(env.step, jax.eval_shape(env.reset, jax.random.key(0)), jnp.zeros(2)).metrics
+    ctx = crax.sensors.Context(model=None, data=None, agent_xy=jnp.asarray([3.0, -4.0]),
+                               agent_yaw=jnp.asarray(jnp.pi / 2), task={})
+    tether, pose = env.suite.constraints[-1], env.suite.sensors[-1]
+    assert float(tether.cost(ctx)) == pytest.approx(2.0 * (5.0 - 1.5))  # w · (‖xy‖ − radius)
+    assert float(tether.cost(ctx.replace(agent_xy=jnp.asarray([0.9, 1.2])))) == 0.0  # 1.5 m: on the leash's end
+    np.testing.assert_allclose(pose.observe(ctx), [1.0, -4.0 / 3.0, 0.0, 1.0], atol=1e-6)  # xy/scale, cos, sin
+
+
+def test_plugin_constraint_that_does_not_fit_the_body_lists_the_bodies_it_fits():
+    with pytest.raises(ValueError, match=r"^constraint Tether \(HalfCheetahVelocity1\) needs a body of kind\(s\) "
+                                         r"navigation; HalfCheetah is locomotion, planar; bodies it fits: Ant, Humanoid, "
+                                         r"Point, Sled, Spider$"):
+        crax.make("HalfCheetahVelocity1", constraints={"Tether": {}})
+
+
+def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
+    """The example package's ``ppo-lag-capped`` appears as a subcommand and trains with the package's
+    added cost term and sensor (and a built-in term); eval and resume rebuild the same env."""
+    from crax import runner
     from crax.cli import main
 
     assert "ppo-lag-capped" in crax.registry().learners
@@ -112,13 +141,31 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path):
     tiny = ["--num-envs", "8", "--unroll-length", "4", "--batch-size", "4", "--num-minibatches", "4",
             "--num-epochs", "2", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-envs", "4",
             "--num-evals", "1", "--total-steps", "128", "--checkpoint-every", "1"]
+    added = ["--constraint", "action_energy:weight=0.05", "--constraint", "tether:radius=1.5", "--sensor", "pose:scale=3"]
     main(["train", "ppo-lag-capped", "--env", "PointGoal1", "--run-dir", str(run_dir), "--no-progress",
-          "--lambda-max", "0.5", "--lambda-init", "3.0", "--safety-bound", "0", *tiny])
+          "--lambda-max", "0.5", "--lambda-init", "3.0", "--safety-bound", "0", *tiny, *added])
     config = (run_dir / "config.json").read_text()
     assert '"learner": "ppo-lag-capped"' in config and '"lambda_max": 0.5' in config
+    record = json.loads(config)
+    assert record["env_kwargs"] == {"constraints": {"action_energy": {"weight": 0.05}, "tether": {"radius": 1.5}},
+                                    "sensors": {"pose": {"scale": 3}}}
+    rebuilt = runner.make_env(record["env"], record["env_kwargs"])  # what eval and --resume build
+    assert [c.term for c in rebuilt.suite.constraints][-2:] == ["action_energy", "tether"]
+    assert rebuilt.observation_size == crax.make("PointGoal1").observation_size + 4
     assert list((run_dir / "tb" / "seed_0").glob("events.out.tfevents.*"))
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     lambdas = [r["multiplier/lagrange"] for r in rows if "multiplier/lagrange" in r]
     # bound 0 makes the violation v = ĉ ≥ 0, so plain PPO-Lag would keep λ ≥ λ₀ = 3; the plugin caps it
     assert lambdas and all(lam == 0.5 for lam in lambdas)
-    main(["eval", str(run_dir), "--episodes", "4"])
+    capsys.readouterr()
+    main(["eval", str(run_dir), "--episodes", "4", "--json"])  # the checkpoint loads: same observation size
+    assert json.loads(capsys.readouterr().out)["env_steps"] == 128
+    main(["train", "--resume", str(run_dir), "--total-steps", "192", "--no-progress"])
+    from crax import checkpoint as ckpt
+
+    assert [step for step, _ in ckpt.checkpoints(run_dir)][-1] == 192
+    assert json.loads((run_dir / "config.json").read_text())["env_kwargs"] == record["env_kwargs"]
+    with pytest.raises(SystemExit) as exit_info:  # a bad spec: status 2 and a message, before any run folder
+        main(["train", "ppo-lag", "--env", "PointGoal1", "--run-dir", str(tmp_path / "bad"), "--constraint", "tether:r=1"])
+    assert exit_info.value.code == 2 and not (tmp_path / "bad").exists()
+    assert "takes no parameter(s) r; its parameters: radius, weight, term" in capsys.readouterr().err

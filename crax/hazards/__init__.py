@@ -1,5 +1,6 @@
 """Placeable objects (hazards, goals) and constraint (cost) terms."""
 
+from crax.hazards.action_energy import ActionEnergy
 from crax.hazards.arm_touch import ArmTouch
 from crax.hazards.base import Placeable
 from crax.hazards.block import Block
@@ -15,6 +16,7 @@ from crax.hazards.constraints import (
 )
 from crax.hazards.foot_contact import FootContact
 from crax.hazards.height_limit import HeightLimit
+from crax.hazards.joint_limit import JointLimit
 from crax.hazards.mixed_zones import MixedZones
 from crax.hazards.pathway import FootZones, PathwayZones, TerminalCost
 from crax.hazards.pillars import CubePillars, CylinderPillars
@@ -28,12 +30,12 @@ BUILTIN_HAZARDS = (
 )
 BUILTIN_CONSTRAINTS = (
     HazardProximity, HazardContact, VelocityThreshold, FootZones, TerminalCost, ArmTouch, OutOfBounds, TaskEvent,
-    HeightLimit, FootContact,
+    HeightLimit, FootContact, ActionEnergy, JointLimit,
 )
 
 __all__ = [
-    "ArmTouch", "BUILTIN_CONSTRAINTS", "BUILTIN_HAZARDS", "Block", "Buttons", "Constraint", "CubePillars",
+    "ActionEnergy", "ArmTouch", "BUILTIN_CONSTRAINTS", "BUILTIN_HAZARDS", "Block", "Buttons", "Constraint", "CubePillars",
     "CubeZones", "CylinderPillars", "CylinderZones", "FootContact", "FootZones", "GoalZone", "Gremlins", "HazardContact",
-    "HazardProximity", "HeightLimit", "MixedZones", "OutOfBounds", "PathwayZones", "Placeable", "TaskEvent", "TaskParam",
+    "HazardProximity", "HeightLimit", "JointLimit", "MixedZones", "OutOfBounds", "PathwayZones", "Placeable", "TaskEvent", "TaskParam",
     "TerminalCost", "VelocityThreshold", "sample_layout", "wall_points",
 ]

@@ -7,7 +7,8 @@ rebuilding the physics.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -19,17 +20,32 @@ from crax.hazards.base import Placeable
 from crax.scene import body_geom_ids, geom_ids
 from crax.sensors.base import Context
 
+if TYPE_CHECKING:
+    from crax.suites.params import Choice, Range
+
 
 class TaskParam(nnx.Variable):
     """A task quantity that may be swept or scheduled without recompiling the physics model."""
 
 
 class Constraint(nnx.Module):
-    """A cost term: :meth:`cost` maps a :class:`Context` to a scalar cost ≥ 0."""
+    """A cost term: :meth:`cost` maps a :class:`Context` to a scalar cost ≥ 0.
+
+    Class attributes used when a term is added to a task by name (``crax.make(...,
+    constraints={name: {parameter: value}})``, see :mod:`crax.compose`):
+      requires: body kinds the term needs (like a suite's ``requires``).
+      params: valid values of its constructor's parameters by name (:mod:`crax.suites.params`),
+        checked before the model is built.
+    """
 
     name: ClassVar[str]
+    requires: ClassVar[frozenset[str]] = frozenset()
+    params: ClassVar[Mapping[str, Range | Choice]] = {}
     term: str
     """Metric name: the cost appears as ``metrics["cost/<term>"]``."""
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        """Adds MJCF the term needs to the scene before it is compiled (most add none)."""
 
     def bind(self, m: mujoco.MjModel) -> None:
         """Resolves names to static ids in the compiled model."""

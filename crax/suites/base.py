@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import jax
@@ -119,6 +119,13 @@ class TaskEnv(Env):
     ``agent/``, and the suite's walls and placeables. It is compiled once; each episode only
     moves mocap bodies and sets joint state.
 
+    ``constraints`` and ``sensors`` are components added to the suite's own (``crax.make``'s
+    ``constraints=``/``sensors=``, :mod:`crax.compose`): each may add MJCF (``build(spec)``) before
+    the scene is compiled, is bound to the compiled model, and is then appended to the suite's
+    ``constraints``/``sensors``. Their outputs are checked by tracing (no compile): a component
+    that reads a task entry the suite lacks, or returns the wrong shape, is a ValueError here.
+    Every :class:`Context` the env builds carries the step's action (``Context.action``).
+
     Non-finite numbers never reach a learner: NaN or infinite action entries are replaced by 0
     (``metrics["env/nonfinite_action"]`` is 1 on that step), and a step that leaves NaN or inf
     in ``qpos`` or ``qvel`` terminates the episode (done 1, truncation 0, so an auto-reset
@@ -126,7 +133,8 @@ class TaskEnv(Env):
     cost and metrics zeroed.
     """
 
-    def __init__(self, suite: Suite, *, episode_length: int = 1000):
+    def __init__(self, suite: Suite, *, episode_length: int = 1000, constraints: Sequence = (),
+                 sensors: Sequence = ()):
         if episode_length < 1:
             raise ValueError(f"episode_length must be >= 1, got {episode_length}")
         self.suite = suite
@@ -142,12 +150,62 @@ class TaskEnv(Env):
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
         scene.attach_body(spec, self.body.mjcf(), prefix=self.body.prefix)
         suite.build(spec)
+        added = [("constraint", c) for c in constraints] + [("sensor", c) for c in sensors]
+        for _, component in added:
+            component.build(spec)
         self.spec = spec
         self.mj_model = scene.compile_spec(spec)
         self.body.bind(self.mj_model)
         suite.bind(self.mj_model)
+        for kind, component in added:
+            try:
+                component.bind(self.mj_model)
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
         self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
         self._data0 = mjx.make_data(self.mjx_model)
+        if added:
+            self._check_added(added)
+            suite.constraints.extend(constraints)
+            suite.sensors.extend(sensors)
+
+    def _check_added(self, added: list[tuple[str, Any]]) -> None:
+        """Traces each added component on a reset-like context (no compile) and turns what would be
+        an error deep in a trace (a task entry the suite lacks, a wrong output shape) into a ValueError."""
+        failures: list[str] = []
+
+        def probe(key):
+            data, task = self.suite.init_task(self.mjx_model, self._data0, key)
+            ctx = self._context(data, task, jnp.zeros(self.action_size))
+            out = []
+            for kind, c in added:
+                try:
+                    out.append(c.cost(ctx) if kind == "constraint" else c.observe(ctx))
+                except KeyError as e:
+                    if not (e.args and isinstance(e.args[0], str) and e.args[0] not in ctx.task):
+                        raise
+                    failures.append(f"{kind} {c.name} reads task[{e.args[0]!r}], which {self.id} does not have "
+                                    f"(task entries: {', '.join(map(str, sorted(ctx.task)))})")
+                    out.append(None)
+                except Exception as e:  # noqa: BLE001 - any failure of a plugin's code, named by component
+                    failures.append(f"{kind} {c.name} fails on {self.id}: {type(e).__name__}: {e}")
+                    out.append(None)
+            return out
+
+        shapes = jax.eval_shape(probe, jax.random.key(0))
+        for (kind, c), got in zip(added, shapes, strict=True):
+            if got is None:
+                continue
+            want = () if kind == "constraint" else (c.size,)
+            if tuple(got.shape) != want:
+                failures.append(f"{kind} {c.name} returns shape {tuple(got.shape)} on {self.id}; expected {want}")
+        if failures:
+            raise ValueError("; ".join(failures))
+
+    def _context(self, data: mjx.Data, task: dict[str, Any], action: jax.Array) -> Context:
+        """The suite's context with the step's action (clipped to [-1, 1], as the actuators get it)."""
+        ctx = self.suite.context(self.mjx_model, data, task)
+        return ctx.replace(action=jnp.clip(action, -1.0, 1.0).astype(jnp.float32))
 
     @property
     def action_size(self) -> int:
@@ -165,7 +223,7 @@ class TaskEnv(Env):
         key, task_key = jax.random.split(key)
         data, task = self.suite.init_task(self.mjx_model, self._data0, task_key)
         data = mjx.forward(self.mjx_model, data)
-        ctx = self.suite.context(self.mjx_model, data, task)
+        ctx = self._context(data, task, jnp.zeros(self.action_size))
         zero = jnp.zeros((), jnp.float32)
         rewards, costs, extra = jax.eval_shape(self._terms, data, task)
         metrics = {f"reward/{k}": jnp.zeros(v.shape, v.dtype) for k, v in rewards.items()}
@@ -181,7 +239,7 @@ class TaskEnv(Env):
     def _terms(self, data: mjx.Data, task: dict[str, Any]) -> tuple[dict, dict, dict]:
         """Reward terms, cost terms and extra metrics of a step (for their names and shapes)."""
         data, tr = self.suite.transition(self.mjx_model, data, data, task, jnp.zeros(self.action_size))
-        costs = self.suite.costs(self.suite.context(self.mjx_model, data, tr.task))
+        costs = self.suite.costs(self._context(data, tr.task, jnp.zeros(self.action_size)))
         return tr.rewards, costs, tr.extra_metrics
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -200,7 +258,7 @@ class TaskEnv(Env):
 
         data, _ = jax.lax.scan(substep, data, None, length=self.body.frame_skip)
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
-        ctx = self.suite.context(self.mjx_model, data, tr.task)
+        ctx = self._context(data, tr.task, action)
         costs = self.suite.costs(ctx)
         cost = sum(costs.values(), jnp.zeros((), jnp.float32))
         steps = state.info["steps"] + 1

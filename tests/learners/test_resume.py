@@ -109,6 +109,10 @@ def test_finished_run_is_reported_complete_and_extended_on_request(tmp_path, ref
         runner.train_main(["--resume", str(run_dir), "--no-progress"])
     assert exc.value.code == 0 and "is complete" in capsys.readouterr().out
     assert (run_dir / "results.json").read_bytes() == before  # the result survives
+    (run_dir / "results.json").unlink()  # as if killed between the last checkpoint and writing the results
+    with pytest.raises(runner.RunComplete, match="written now"):
+        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    assert json.loads((run_dir / "results.json").read_text()) == json.loads(before)
 
     runner.train_main(["--resume", str(run_dir), "--total-steps", "3.84e2", "--no-progress"])  # 6 iterations
     results = json.loads((run_dir / "results.json").read_text())

@@ -15,3 +15,17 @@ def crax_register_learners():
     from crax_example_plugin.learner import CappedPPOLag
 
     return [CappedPPOLag]
+
+
+@hookimpl
+def crax_register_constraints():
+    from crax_example_plugin.tether import Tether
+
+    return [Tether]
+
+
+@hookimpl
+def crax_register_sensors():
+    from crax_example_plugin.pose import Pose
+
+    return [Pose]

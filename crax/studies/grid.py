@@ -1,0 +1,156 @@
+"""A sweep's grid: learners × env ids × safety bounds, each cell training ``num_seeds`` seeds
+together, with config overrides shared by every cell. Everything is validated before anything trains."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import itertools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from crax import runner
+from crax.learners.base import PPOConfig
+
+GRID_FIELDS = ("safety_bound", "num_seeds")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One grid cell: a learner on an env under one safety bound (its seeds train together)."""
+
+    learner: str
+    env: str
+    safety_bound: float
+
+    @property
+    def name(self) -> str:
+        """The cell's run folder name inside the sweep folder: ``<env>-<learner>-d<bound>``."""
+        return f"{self.env.rpartition(':')[2]}-{self.learner}-d{self.safety_bound:g}"
+
+
+def check_env(env_id: str) -> None:
+    """ValueError naming the valid choices when ``env_id`` is neither a registered id nor an import
+    path of an :class:`crax.env.Env` subclass (checked without building the env)."""
+    if ":" in env_id:
+        from crax.env import Env
+
+        module_name, _, attr = env_id.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
+        if not (isinstance(cls, type) and issubclass(cls, Env)):
+            raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
+        return
+    from crax.make import parse_id
+
+    parse_id(env_id)
+
+
+def _json(value: Any) -> Any:
+    """JSON form of a config value (tuples as lists), so stored and new arguments compare equal."""
+    return json.loads(json.dumps(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """learners × envs × safety_bounds, ``num_seeds`` vmapped seeds per cell, and config overrides.
+
+    Raises ValueError (naming the valid choices) for an unknown learner, env or override field, an
+    empty or repeated list entry, or an override that makes some learner's config invalid.
+    """
+
+    learners: tuple[str, ...]
+    envs: tuple[str, ...]
+    safety_bounds: tuple[float, ...]
+    num_seeds: int = 3
+    overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "learners", tuple(self.learners))
+        object.__setattr__(self, "envs", tuple(self.envs))
+        object.__setattr__(self, "safety_bounds", tuple(float(b) for b in self.safety_bounds))
+        object.__setattr__(self, "overrides", dict(_json(dict(self.overrides))))
+        for name in ("learners", "envs", "safety_bounds"):
+            values = getattr(self, name)
+            if not values:
+                raise ValueError(f"{name} needs at least one value")
+            repeated = sorted({str(v) for v in values if values.count(v) > 1})
+            if repeated:
+                raise ValueError(f"{name} lists {', '.join(repeated)} more than once")
+        if isinstance(self.num_seeds, bool) or not isinstance(self.num_seeds, int) or self.num_seeds < 1:
+            raise ValueError(f"num_seeds must be a positive integer, got {self.num_seeds!r}")
+        if any(b < 0 for b in self.safety_bounds):
+            raise ValueError(f"safety_bounds must be >= 0, got {list(self.safety_bounds)}")
+        grid_keys = sorted(set(self.overrides) & set(GRID_FIELDS))
+        if grid_keys:
+            raise ValueError(f"override(s) {grid_keys} are grid dimensions: use safety_bounds / num_seeds")
+        for learner in self.learners:
+            cls = runner.get_learner(learner)
+            fields = {f.name for f in dataclasses.fields(cls.Config)}
+            unknown = sorted(set(self.overrides) - fields)
+            if unknown:
+                raise ValueError(f"unknown config field(s) {unknown} for learner {learner!r}; valid fields: "
+                                 f"{', '.join(sorted(fields - set(GRID_FIELDS)))}")
+        for env in self.envs:
+            check_env(env)
+        names = [c.name for c in self.cells()]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise ValueError(f"envs {list(self.envs)} give the same run folder name(s) {clash}; use distinct env ids")
+        for cell in self.cells():  # every config is checked now, not when its turn comes
+            self.config(cell)
+
+    def cells(self) -> list[Cell]:
+        """Every cell, env-major then learner then bound."""
+        return [Cell(learner, env, bound)
+                for env, learner, bound in itertools.product(self.envs, self.learners, self.safety_bounds)]
+
+    def config(self, cell: Cell) -> PPOConfig:
+        """The learner config a cell trains with: defaults, then the overrides, its bound and num_seeds."""
+        cls = runner.get_learner(cell.learner)
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in self.overrides.items()}
+        try:
+            return cls.Config(**values, safety_bound=cell.safety_bound, num_seeds=self.num_seeds)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"cell {cell.name}: {e}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"learners": list(self.learners), "envs": list(self.envs), "safety_bounds": list(self.safety_bounds),
+                "num_seeds": self.num_seeds, "overrides": dict(self.overrides)}
+
+    def differences(self, stored: Mapping[str, Any]) -> list[str]:
+        """What differs from a stored :meth:`to_json`, as ``"name: <stored> in the folder, <new> now"``."""
+        mine = self.to_json()
+        pairs = [(k, stored.get(k), mine[k]) for k in ("learners", "envs", "safety_bounds", "num_seeds")]
+        old, new = stored.get("overrides", {}), mine["overrides"]
+        pairs += [(k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
+
+        def show(v: Any) -> str:
+            return "the default" if v is None else json.dumps(v)
+
+        return [f"{k}: {show(a)} in the folder, {show(b)} now" for k, a, b in pairs if a != b]
+
+    def describe(self, actions: Mapping[str, str] | None = None) -> str:
+        """The grid as a text table: per cell seeds, steps per seed (whole iterations) and env steps."""
+        cells = self.cells()
+        rows = []
+        total = 0
+        for cell in cells:
+            config = self.config(cell)
+            per_seed = config.num_iterations * config.steps_per_iteration
+            total += per_seed * config.num_seeds
+            rows.append((cell.name, cell.learner, cell.env, f"{cell.safety_bound:g}", str(config.num_seeds),
+                         f"{per_seed:,}", f"{per_seed * config.num_seeds:,}", (actions or {}).get(cell.name, "train")))
+        header = ("cell", "learner", "env", "d", "seeds", "steps/seed", "env steps", "action")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        lines = [f"{len(self.learners)} learner(s) × {len(self.envs)} env(s) × {len(self.safety_bounds)} bound(s) = "
+                 f"{len(cells)} cell(s), {self.num_seeds} seed(s) each (trained together)"]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+        lines.append(f"total: {total:,} env steps")
+        if self.overrides:
+            lines.append("overrides: " + ", ".join(f"{k}={v}" for k, v in sorted(self.overrides.items())))
+        return "\n".join(lines)
+

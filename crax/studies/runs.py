@@ -1,0 +1,120 @@
+"""Finding run folders under sweep folders and reading what the summary and the plots need from them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from crax import checkpoint as ckpt
+from crax.runner import RESULTS_FILE
+
+MANIFEST_FILE = "manifest.json"
+POLICIES = ("stochastic", "deterministic")
+
+
+def level_of(env_id: str) -> int | None:
+    """The level of an env id: its trailing number (``PointGoal3`` → 3); None if it has none."""
+    match = re.search(r"(\d+)$", env_id.rpartition(":")[2])
+    return int(match.group(1)) if match else None
+
+
+def find_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """Every run folder (a folder with ``config.json``) given directly or found under the given folders.
+
+    A sweep folder contributes the cells its ``manifest.json`` lists (those that exist); any other
+    folder is searched recursively. Raises ValueError for a missing path or when nothing is found.
+    """
+    found: dict[Path, None] = {}
+    for p in map(Path, paths):
+        if not p.is_dir():
+            raise ValueError(f"{str(p)!r} is not a folder (expected run folders or sweep folders)")
+        if (p / ckpt.CONFIG_FILE).exists():
+            runs = [p]
+        elif (p / MANIFEST_FILE).exists():
+            manifest = json.loads((p / MANIFEST_FILE).read_text(encoding="utf-8"))
+            runs = [p / c["dir"] for c in manifest.get("cells", []) if (p / c["dir"] / ckpt.CONFIG_FILE).exists()]
+        else:
+            runs = sorted(c.parent for c in p.rglob(ckpt.CONFIG_FILE))
+        if not runs:
+            raise ValueError(f"no crax run folder (a folder with {ckpt.CONFIG_FILE}) in {str(p)!r}")
+        found.update((r.resolve(), None) for r in runs)
+    return list(found)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """The final evaluation of one run: per seed, the episodic return and cost of the judged policy."""
+
+    run_dir: Path
+    learner: str
+    env: str
+    safety_bound: float
+    policy: str
+    env_steps: int
+    returns: tuple[float, ...]
+    costs: tuple[float, ...]
+
+    @property
+    def level(self) -> int | None:
+        return level_of(self.env)
+
+
+def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | None:
+    """A run's ``results.json`` (None while the run has not finished).
+
+    ``policy``: None takes each seed's judged values (the run's ``eval_policy``); ``"stochastic"``
+    or ``"deterministic"`` takes that policy's evaluation.
+    """
+    if policy is not None and policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)} (or None for the run's own), got {policy!r}")
+    path = Path(run_dir) / RESULTS_FILE
+    if not path.exists():
+        return None
+    try:
+        res = json.loads(path.read_text(encoding="utf-8"))
+        final = res["final"]
+        if policy is not None:
+            missing = [s for s, f in enumerate(final) if policy not in f]
+            if missing:
+                raise ValueError(f"{path} has no {policy} evaluation (the run evaluated no policy: num_evals=0)")
+            final = [f[policy] for f in final]
+        judged = policy or (final[0].get("policy", "?") if final else "?")
+        return RunResult(run_dir=Path(run_dir), learner=res["learner"], env=res["env"],
+                         safety_bound=float(res["safety_bound"]), policy=judged, env_steps=int(res["env_steps"]),
+                         returns=tuple(float(f["return"]) for f in final), costs=tuple(float(f["cost"]) for f in final))
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a crax results file ({type(e).__name__}: {e})") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCurves:
+    """Training curves of one run: per seed, ``(steps, returns, costs)`` of the logged episode statistics."""
+
+    run_dir: Path
+    learner: str
+    env: str
+    safety_bound: float
+    seeds: tuple[tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]], ...]
+
+
+def read_curves(run_dir: str | Path) -> RunCurves:
+    """The ``episode/return`` and ``episode/cost`` records of a run's ``metrics.jsonl``, per seed
+    (learner, env and bound from its ``config.json``, so unfinished runs can be plotted too)."""
+    from crax.logging import read_metrics
+
+    record = ckpt.read_config(run_dir)
+    per_seed: dict[int, dict[int, tuple[float, float]]] = {}
+    for r in read_metrics(run_dir):
+        if "episode/return" in r and "episode/cost" in r and math.isfinite(r["episode/return"]):
+            per_seed.setdefault(int(r["seed"]), {})[int(r["step"])] = (float(r["episode/return"]),
+                                                                        float(r["episode/cost"]))
+    seeds = []
+    for s in sorted(per_seed):
+        steps = sorted(per_seed[s])
+        seeds.append((tuple(steps), tuple(per_seed[s][t][0] for t in steps), tuple(per_seed[s][t][1] for t in steps)))
+    return RunCurves(run_dir=Path(run_dir), learner=record["learner"], env=record["env"],
+                     safety_bound=float(record["config"].get("safety_bound", math.nan)), seeds=tuple(seeds))
