@@ -125,22 +125,28 @@ class Wrapper(Env):
 
 
 class EpisodeStats(Wrapper):
-    """Tracks episodic return, cost and length of a single (unbatched) env.
+    """Tracks episodic return, cost and length of a single (unbatched) env, and each term's sum.
 
     At the step where an episode ends, ``metrics["episode/return"]``, ``["episode/cost"]`` and
-    ``["episode/length"]`` hold the finished episode's totals and ``metrics["episode/done"]`` is
-    1; elsewhere they are 0. Average with ``sum(x * done) / sum(done)``. An episode flagged
-    ``info["episode"]["partial"]`` (one that started part-way, see
-    :func:`crax.learners.trainer.desynchronize`) ends without being reported.
+    ``["episode/length"]`` hold the finished episode's totals, ``metrics["episode/<term>"]`` the
+    episode sum of every ``reward/<term>`` and ``cost/<term>`` metric (``episode/cost/contact``),
+    and ``metrics["episode/done"]`` is 1; elsewhere they are 0. Average with
+    ``sum(x * done) / sum(done)``. An episode flagged ``info["episode"]["partial"]`` (one that
+    started part-way, see :func:`crax.learners.trainer.desynchronize`) ends without being reported.
     """
 
     _KEYS = ("return", "cost", "length")
 
+    @staticmethod
+    def _terms(metrics: dict[str, jax.Array]) -> dict[str, jax.Array]:
+        return {k: v for k, v in metrics.items() if k.startswith(("reward/", "cost/")) and jnp.ndim(v) == 0}
+
     def reset(self, key: jax.Array) -> State:
         state = self.env.reset(key)
         zero = jnp.zeros((), jnp.float32)
-        info = {**state.info, "episode": {k: zero for k in (*self._KEYS, "partial")}}
-        metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done")}}
+        terms = {k: zero for k in self._terms(state.metrics)}
+        info = {**state.info, "episode": {**{k: zero for k in (*self._KEYS, "partial")}, "terms": terms}}
+        metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done", *terms)}}
         return state.replace(info=info, metrics=metrics)
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -152,11 +158,15 @@ class EpisodeStats(Wrapper):
             "length": acc["length"] + 1.0,
             "partial": acc["partial"],
         }
+        step_terms = self._terms(state.metrics)
+        terms = {k: acc["terms"][k] + step_terms[k].astype(jnp.float32) for k in acc["terms"]}
         done = state.done
         reported = done * (1.0 - acc["partial"])
         metrics = {**state.metrics, "episode/done": reported}
         metrics.update({f"episode/{k}": total[k] * reported for k in self._KEYS})
-        info = {**state.info, "episode": {k: v * (1.0 - done) for k, v in total.items()}}
+        metrics.update({f"episode/{k}": v * reported for k, v in terms.items()})
+        info = {**state.info, "episode": {**{k: v * (1.0 - done) for k, v in total.items()},
+                                          "terms": {k: v * (1.0 - done) for k, v in terms.items()}}}
         return state.replace(info=info, metrics=metrics)
 
 

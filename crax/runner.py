@@ -365,8 +365,8 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
                     if values["episode/count"] > 0:
                         last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
                     else:  # no episode finished in this iteration: nothing to report for episodes
-                        for k in ("return", "cost", "length"):
-                            values.pop(f"episode/{k}")
+                        for k in [k for k in values if k.startswith("episode/") and k != "episode/count"]:
+                            values.pop(k)
                 logger.log(step, per_seed)
             if good < n:
                 logger.flush()

@@ -115,6 +115,10 @@ class PPOConfig:
     """Training iterations per compiled call (metrics stay per iteration)."""
     checkpoint_every: int = 10
     """Write a checkpoint every this many iterations (and always at the end)."""
+    budgets: tuple[str, ...] = ()
+    """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
+    learner then keeps one cost-value output and one multiplier per term, each driven by its own
+    term's violation. Empty: one budget, ``safety_bound``, on the summed cost."""
 
     def __post_init__(self) -> None:
         positive = ("num_envs", "unroll_length", "batch_size", "num_minibatches", "num_epochs", "total_steps",
@@ -145,6 +149,27 @@ class PPOConfig:
             )
         if any(h < 1 for h in (*self.actor_hidden, *self.critic_hidden)):
             raise ValueError("hidden layer sizes must be positive")
+        self.budget_bounds  # noqa: B018 - parses and checks --budgets
+
+    @property
+    def budget_bounds(self) -> dict[str, float]:
+        """``{"cost/<term>": d}`` from :attr:`budgets` (empty without per-term budgets)."""
+        out: dict[str, float] = {}
+        for spec in self.budgets:
+            term, sep, value = str(spec).partition("=")
+            term = term.strip()
+            term = term if term.startswith("cost/") else f"cost/{term}"
+            try:
+                bound = float(value)
+            except ValueError:
+                bound = float("nan")
+            if not sep or term == "cost/" or not bound >= 0:
+                raise ValueError(f"config field 'budgets': {spec!r} is not 'cost/<term>=<bound >= 0>' "
+                                 "(e.g. cost/contact=5)")
+            if term in out:
+                raise ValueError(f"config field 'budgets' names {term!r} twice")
+            out[term] = bound
+        return out
 
     @property
     def steps_per_env(self) -> int:
@@ -180,6 +205,11 @@ class PolicyBatch:
     violation: jax.Array
 
 
+def weighted_cost(weights: jax.Array, adv_c: jax.Array, like: jax.Array) -> jax.Array:
+    """Σ_k w_k Â_c,k per sample: ``adv_c`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
+    return jnp.sum(jnp.reshape(weights, (-1,)) * adv_c.reshape(like.shape + (-1,)), axis=-1)
+
+
 def clipped_surrogate(ratio: jax.Array, adv: jax.Array, clip_epsilon: float) -> jax.Array:
     """PPO's pessimistic clipped surrogate (to maximize), mean over the batch."""
     clipped = jnp.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
@@ -195,6 +225,8 @@ class ConstrainedPPO(nnx.Module):
 
     name: ClassVar[str] = "constrained-ppo"
     Config: ClassVar[type[PPOConfig]] = PPOConfig
+    supports_budgets: ClassVar[bool] = False
+    """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
 
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
@@ -202,7 +234,12 @@ class ConstrainedPPO(nnx.Module):
         self.episode_length = int(episode_length)
         self.actor = TanhGaussianActor(observation_size, action_size, tuple(config.actor_hidden), rngs=rngs)
         self.reward_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs)
-        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs)
+        bounds = config.budget_bounds
+        self.cost_terms = tuple(bounds)
+        """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
+        self.cost_shape = (len(bounds),) if bounds else ()
+        """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
+        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(bounds)), rngs=rngs)
         self.normalizer = Normalizer(observation_size)
         self.init_multipliers()
 
@@ -252,8 +289,15 @@ class ConstrainedPPO(nnx.Module):
     def values(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values at raw observations."""
         x = self.normalize(obs)
-        return self.reward_critic(x)[..., 0], self.cost_critic(x)[..., 0]
+        cost = self.cost_critic(x)
+        return self.reward_critic(x)[..., 0], cost if self.cost_terms else cost[..., 0]
 
     def violation(self, mean_step_cost: jax.Array) -> jax.Array:
-        """Per-step constraint violation v = ĉ − d/T."""
-        return mean_step_cost - self.config.safety_bound / self.episode_length
+        """Per-step constraint violation v = ĉ − d/T (per budgeted term: shape :attr:`cost_shape`)."""
+        bounds = self.config.budget_bounds
+        bound = jnp.asarray(list(bounds.values()), jnp.float32) if bounds else self.config.safety_bound
+        return mean_step_cost - bound / self.episode_length
+
+    def multiplier_init(self, value: float) -> Multiplier:
+        """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""
+        return Multiplier(jnp.full(self.cost_shape, value, jnp.float32))

@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners.base import ConstrainedPPO, Multiplier, PolicyBatch, PPOConfig
+from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, weighted_cost
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,9 +29,9 @@ class FOCOPSConfig(PPOConfig):
 
 def focops_loss(kl: jax.Array, ratio: jax.Array, adv_r: jax.Array, adv_c: jax.Array, nu: jax.Array,
                 temperature: float, delta: float) -> tuple[jax.Array, jax.Array]:
-    """Mean over states of ``(KL − ρ (Â_r − ν Â_c)/λ_f) · 1[KL ≤ δ]``; also returns the mask."""
+    """Mean over states of ``(KL − ρ (Â_r − Σ ν_k Â_c,k)/λ_f) · 1[KL ≤ δ]``; also returns the mask."""
     mask = (kl <= delta).astype(kl.dtype)
-    per_state = kl - ratio * (adv_r - nu * adv_c) / temperature
+    per_state = kl - ratio * (adv_r - weighted_cost(nu, adv_c, adv_r)) / temperature
     return jnp.mean(per_state * jax.lax.stop_gradient(mask)), mask
 
 
@@ -40,9 +40,10 @@ class FOCOPS(ConstrainedPPO):
 
     name: ClassVar[str] = "focops"
     Config: ClassVar[type[PPOConfig]] = FOCOPSConfig
+    supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:
-        self.nu = Multiplier(jnp.asarray(self.config.nu_init, jnp.float32))
+        self.nu = self.multiplier_init(self.config.nu_init)
 
     def multiplier_update(self, violation: jax.Array) -> None:
         c = self.config

@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners.base import ConstrainedPPO, Multiplier, PolicyBatch, PPOConfig, clipped_surrogate
+from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, clipped_surrogate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,8 +24,11 @@ class P3OConfig(PPOConfig):
 
 
 def cost_surrogate(ratio: jax.Array, adv_c: jax.Array, clip_epsilon: float) -> jax.Array:
-    """Pessimistic clipped surrogate of the cost advantage (the larger of the two), mean over the batch."""
+    """Pessimistic clipped surrogate of the cost advantage (the larger of the two), mean over the batch;
+    one per term when ``adv_c`` has a trailing term axis (per-term budgets)."""
     clipped = jnp.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
+    if adv_c.ndim > ratio.ndim:
+        return jnp.mean(jnp.maximum(ratio[..., None] * adv_c, clipped[..., None] * adv_c), axis=0)
     return jnp.mean(jnp.maximum(ratio * adv_c, clipped * adv_c))
 
 
@@ -34,9 +37,10 @@ class P3O(ConstrainedPPO):
 
     name: ClassVar[str] = "p3o"
     Config: ClassVar[type[PPOConfig]] = P3OConfig
+    supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:
-        self.kappa = Multiplier(jnp.asarray(self.config.kappa_init, jnp.float32))
+        self.kappa = self.multiplier_init(self.config.kappa_init)
 
     def multiplier_update(self, violation: jax.Array) -> None:
         c = self.config
@@ -48,4 +52,4 @@ class P3O(ConstrainedPPO):
         eps = self.config.clip_epsilon
         reward_surr = clipped_surrogate(batch.ratio, batch.adv_r, eps)
         penalty = jnp.maximum(0.0, cost_surrogate(batch.ratio, batch.adv_c, eps) + batch.violation)
-        return -reward_surr + self.penalty(self.kappa) * penalty, {"loss/p3o_penalty": penalty}
+        return -reward_surr + jnp.sum(self.penalty(self.kappa) * penalty), {"loss/p3o_penalty": jnp.sum(penalty)}

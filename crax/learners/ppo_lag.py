@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners.base import ConstrainedPPO, Multiplier, PPOConfig
+from crax.learners.base import ConstrainedPPO, PPOConfig, weighted_cost
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,8 +22,8 @@ class PPOLagConfig(PPOConfig):
 
 
 def lagrangian_advantage(adv_r: jax.Array, adv_c: jax.Array, lam: jax.Array) -> jax.Array:
-    """(Â_r − λ Â_c) / (1 + λ): the mixed advantage of the Lagrangian learners."""
-    return (adv_r - lam * adv_c) / (1.0 + lam)
+    """(Â_r − Σ λ_k Â_c,k) / (1 + Σ λ_k): the mixed advantage of the Lagrangian learners (one term: λ scalar)."""
+    return (adv_r - weighted_cost(lam, adv_c, adv_r)) / (1.0 + jnp.sum(lam))
 
 
 class PPOLag(ConstrainedPPO):
@@ -31,9 +31,10 @@ class PPOLag(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-lag"
     Config: ClassVar[type[PPOConfig]] = PPOLagConfig
+    supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:
-        self.lagrange = Multiplier(jnp.asarray(self.config.lambda_init, jnp.float32))
+        self.lagrange = self.multiplier_init(self.config.lambda_init)
 
     def multiplier_update(self, violation: jax.Array) -> None:
         self.lagrange[...] = jnp.maximum(0.0, self.lagrange[...] + self.config.lambda_lr * violation)

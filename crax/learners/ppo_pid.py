@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners.base import ConstrainedPPO, Multiplier, PPOConfig
+from crax.learners.base import ConstrainedPPO, PPOConfig
 from crax.learners.ppo_lag import lagrangian_advantage
 
 
@@ -37,12 +37,13 @@ class PPOPID(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-pid"
     Config: ClassVar[type[PPOConfig]] = PPOPIDConfig
+    supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:
-        self.lagrange = Multiplier(jnp.asarray(self.config.lambda_init, jnp.float32))
-        self.integral = Multiplier(jnp.zeros((), jnp.float32))
-        self.derivative = Multiplier(jnp.zeros((), jnp.float32))
-        self.prev_violation = Multiplier(jnp.zeros((), jnp.float32))
+        self.lagrange = self.multiplier_init(self.config.lambda_init)
+        self.integral = self.multiplier_init(0.0)
+        self.derivative = self.multiplier_init(0.0)
+        self.prev_violation = self.multiplier_init(0.0)
 
     def multiplier_update(self, violation: jax.Array) -> None:
         c = self.config

@@ -117,6 +117,9 @@ class Trainer:
         self.observation_size = single.observation_size
         self.action_size = env.action_size
         self.episode_length = env.episode_length
+        self.cost_terms = tuple(config.budget_bounds)
+        if self.cost_terms:
+            self._check_budgets(single)
         self.graphdef = nnx.split(nnx.eval_shape(lambda: self._build(jax.random.key(0))))[0]
         init = jax.vmap(self._init_one)
         if devices is None and config.num_devices:
@@ -133,6 +136,29 @@ class Trainer:
         self._eval = jax.jit(jax.vmap(self._evaluate_one))
 
     # ---- construction -------------------------------------------------------------------------
+
+    def _check_budgets(self, env: Env) -> None:
+        if not self.learner_cls.supports_budgets:
+            classes, takes = [ConstrainedPPO], set()
+            while classes:
+                cls = classes.pop()
+                classes.extend(cls.__subclasses__())
+                if cls.supports_budgets:
+                    takes.add(cls.name)
+            raise ValueError(f"learner {self.learner_cls.name!r} keeps no per-term multipliers, so it takes no "
+                             f"budgets (it constrains the summed cost with safety_bound); learners that do: "
+                             f"{', '.join(sorted(takes))}")
+        terms = {k for k in jax.eval_shape(env.reset, jax.random.key(0)).metrics if k.startswith("cost/")}
+        unknown = [t for t in self.cost_terms if t not in terms]
+        if unknown:
+            raise ValueError(f"budgets name cost terms this env does not have: {unknown}; its terms: "
+                             f"{', '.join(sorted(terms))}")
+
+    def cost_signal(self, s: State) -> jax.Array:
+        """The cost the learner constrains: the summed cost, or the budgeted terms stacked (..., K)."""
+        if not self.cost_terms:
+            return s.cost
+        return jnp.stack([s.metrics[t] for t in self.cost_terms], axis=-1)
 
     def _build(self, key: jax.Array) -> tuple[ConstrainedPPO, nnx.Optimizer]:
         c = self.config
@@ -219,9 +245,9 @@ class Trainer:
             ns = jax.tree.map(unflat, self.flat_env.step(jax.tree.map(flat, s), flat(jnp.tanh(u))))
             tr = Transition(
                 obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
-                reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=ns.cost, done=ns.done,
+                reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
                 truncation=ns.truncation, final_obs=ns.info["final_obs"],
-                episode={k: ns.metrics[f"episode/{k}"] for k in ("return", "cost", "length", "done")},
+                episode={k.removeprefix("episode/"): v for k, v in ns.metrics.items() if k.startswith("episode/")},
                 events={k: v for k, v in ns.metrics.items() if k.startswith("env/")},
             )
             return ns, tr
@@ -250,9 +276,11 @@ class Trainer:
         termination = tr.done * (1.0 - tr.truncation)
         adv_r, target_r = gae(tr.reward * c.reward_scaling, v_r, nv_r, termination, tr.done,
                               c.discounting, c.gae_lambda)
-        adv_c, target_c = gae(tr.cost, v_c, nv_c, termination, tr.done, c.discounting, c.gae_lambda)
+        per_term = (Ellipsis, None) if self.cost_terms else (Ellipsis,)  # broadcast flags over the term axis
+        adv_c, target_c = gae(tr.cost, v_c, nv_c, termination[per_term], tr.done[per_term], c.discounting,
+                              c.gae_lambda)
 
-        mean_cost = tr.cost.mean()
+        mean_cost = tr.cost.mean(axis=(0, 1))
         violation = learner.violation(mean_cost)
         learner.multiplier_update(violation)
 
@@ -268,9 +296,7 @@ class Trainer:
         n_done = done.sum()
         per_episode = lambda x: jnp.sum(x * done) / jnp.maximum(n_done, 1.0)  # noqa: E731
         metrics = {
-            "episode/return": per_episode(tr.episode["return"]),
-            "episode/cost": per_episode(tr.episode["cost"]),
-            "episode/length": per_episode(tr.episode["length"]),
+            **{f"episode/{k}": per_episode(v) for k, v in tr.episode.items() if k != "done"},
             "episode/count": n_done,
             **{k: v.sum() for k, v in tr.events.items()},
             "constraint/step_cost": mean_cost,
@@ -278,6 +304,14 @@ class Trainer:
             **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
             **jax.tree.map(jnp.mean, sgd_metrics),
         }
+        if self.cost_terms:  # one scalar per budgeted term: constraint/violation/cost/contact, ...
+            expanded = {}
+            for k, v in metrics.items():
+                if jnp.ndim(v):
+                    expanded.update({f"{k}/{t}": v[i] for i, t in enumerate(self.cost_terms)})
+                else:
+                    expanded[k] = v
+            metrics = expanded
         finite = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves((model, metrics))
                   if jnp.issubdtype(x.dtype, jnp.floating)]
         metrics["train/nonfinite"] = 1.0 - jnp.all(jnp.stack(finite)).astype(jnp.float32)
@@ -312,7 +346,7 @@ class Trainer:
         )
         v_r, v_c = learner.values(mb["obs"])
         value_loss_r = jnp.mean((v_r - mb["target_r"]) ** 2)
-        value_loss_c = jnp.mean((v_c - mb["target_c"]) ** 2)
+        value_loss_c = jnp.mean(jnp.sum(((v_c - mb["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
         entropy = jnp.mean(gaussian_entropy(scale))
         loss = policy_loss + c.value_loss_coef * (value_loss_r + value_loss_c) - c.entropy_cost * entropy
         metrics = {

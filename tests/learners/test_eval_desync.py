@@ -85,6 +85,9 @@ def test_training_envs_start_at_random_steps_and_partial_episodes_are_not_counte
     lengths = np.asarray(m["episode/length"][0])[counts > 0]
     np.testing.assert_array_equal(lengths, T)  # only whole episodes: cost T each (every step costs 1)
     np.testing.assert_array_equal(np.asarray(m["episode/cost"][0])[counts > 0], T)
+    # each term's episode sum is logged too; the toy env has one of each, so they equal the totals
+    np.testing.assert_array_equal(m["episode/cost/hazard"], m["episode/cost"])
+    np.testing.assert_allclose(m["episode/reward/progress"], m["episode/return"], rtol=1e-6)
 
 
 def test_desync_off_starts_every_env_at_step_zero():

@@ -51,7 +51,8 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     assert record["config"]["lambda_lr"] == 0.5 and record["config"]["total_steps"] == 4 * STEPS_PER_ITER
     assert [s for s, _ in ckpt.checkpoints(run_dir)] == [2 * STEPS_PER_ITER, 4 * STEPS_PER_ITER]
     tags = EventAccumulator(str(run_dir / "tb" / "seed_0")).Reload().Tags()["scalars"]
-    for tag in ("episode/return", "episode/cost", "episode/length", "multiplier/lagrange", "loss/policy",
+    for tag in ("episode/return", "episode/cost", "episode/length", "episode/cost/hazard", "episode/reward/progress",
+                "multiplier/lagrange", "loss/policy",
                 "loss/value_reward", "loss/value_cost", "policy/kl", "policy/entropy", "perf/steps_per_second",
                 "eval/stochastic/return", "eval/stochastic/cost", "eval/stochastic/cost_std",
                 "eval/deterministic/return", "eval/deterministic/cost", "eval/deterministic/return_std"):

@@ -61,3 +61,16 @@ class ToyEnvHarder(ToyEnv):
 
     def __init__(self, episode_length: int = 16):
         super().__init__(episode_length=episode_length, hazard_y=-0.2)
+
+
+class ToyEnvTwoCosts(ToyEnv):
+    """The toy env with a second cost term, ``cost/edge`` (1 while x > 0.3), added to the total cost."""
+
+    def reset(self, key: jax.Array) -> State:
+        state = super().reset(key)
+        return state.replace(metrics={**state.metrics, "cost/edge": jnp.zeros((), jnp.float32)})
+
+    def step(self, state: State, action: jax.Array) -> State:
+        state = super().step(state, action)
+        edge = (state.obs[0] > 0.3).astype(jnp.float32)
+        return state.replace(cost=state.cost + edge, metrics={**state.metrics, "cost/edge": edge})
