@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 
@@ -89,7 +90,8 @@ def main(args: Args) -> None:
                      "policy": final["policy"], "deterministic_return": final["deterministic"]["return"],
                      "deterministic_cost": final["deterministic"]["cost"], "minutes": minutes,
                      "run_dir": str(result.run_dir.relative_to(RESULTS.parent.parent)),
-                     "multipliers_last": _spread(result.history, args.last_iterations)})
+                     "multipliers_last": _spread(result.history, args.last_iterations),
+                     "load_1min_at_end": round(os.getloadavg()[0], 1)})
         hist = [r for r in result.history if "episode/return" in r and r["seed"] == 0]
         curves[name] = (np.array([r["step"] for r in hist]), np.array([r["episode/return"] for r in hist]),
                         np.array([r["episode/cost"] for r in hist]))

@@ -32,7 +32,7 @@ class ListCmd:
 
     def run(self) -> None:
         import crax
-        from crax.make import supports
+        from crax.tasks import supports
 
         reg = crax.registry()
         print("bodies:")

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from crax.plugins import validate
 from crax.plugins.manager import SINGULAR, registry
 from crax.suites.params import check
 
@@ -35,13 +36,17 @@ def _fold(name: str) -> str:
 def lookup(kind: str, name: str) -> type:
     """The registered class of ``kind`` (constraints or sensors) named ``name``: an exact match,
     else the one match up to case and ``_``/``-``; ValueError listing the valid names otherwise."""
-    table = registry().table(kind)
+    reg = registry()
+    table = reg.table(kind)
     if isinstance(name, str):
         if name in table:
             return table[name]
         matches = [n for n in table if _fold(n) == _fold(name)]
         if len(matches) == 1:
             return table[matches[0]]
+        broken = [n for n in reg.rejected(kind) if _fold(n) == _fold(name)]
+        if broken:
+            reg.get(kind, broken[0])  # raises the component's contract error
     raise ValueError(f"unknown {SINGULAR[kind]} {name!r}; valid choices: {', '.join(sorted(table))}")
 
 
@@ -98,9 +103,11 @@ def components(kind: str, specs: Mapping[str, Mapping[str, Any] | None] | None, 
                 f"{', '.join(sorted(body.kinds)) or 'of no kind'}; bodies it fits: {', '.join(fits) or '(none)'}"
             )
         try:
-            out.append(cls(**params))
+            component = cls(**params)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{label}: {e}") from None
+        validate.check_components([component] if kind == "constraints" else [], [component] if kind == "sensors" else [])
+        out.append(component)
     return out
 
 

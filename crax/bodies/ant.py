@@ -7,7 +7,7 @@ from crax.bodies.free import FreeBody
 
 
 class Ant(FreeBody):
-    """Ant (SPEC section 2): 8 motors (gear 150), obs 27 = qpos without root x, y (13), qvel (14).
+    """Ant (docs/SPEC.md section 2): 8 motors (gear 150), obs 27 = qpos without root x, y (13), qvel (14).
 
     Torso sphere (r 0.25) at z 0.75 with four legs on its diagonals; each leg a hip (axis z, ±30°)
     and an ankle (30° to 70°, Gymnasium's per-leg signs). Actuators follow the joints: hip_1,

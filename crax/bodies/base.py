@@ -27,19 +27,24 @@ KINDS = (NAVIGATION, LOCOMOTION, PLANAR, ARM)
 class Body(nnx.Module):
     """A robot: its MJCF fragment plus what only the robot knows.
 
-    Subclasses set the class attributes and implement :meth:`observe`; the scene attaches the MJCF
-    under the prefix ``agent/`` and calls :meth:`bind` with the compiled model.
+    Subclasses set the class attributes and implement :meth:`observe` (and :meth:`place` for a
+    navigation body); the scene attaches the MJCF under the prefix ``agent/`` and calls
+    :meth:`bind` with the compiled model. The contract is checked when the class is registered
+    and when a task is built (:mod:`crax.plugins.validate`); docs/plugins.md walks through it.
 
     Class attributes:
       name: registry name, used in env ids (``Point`` in ``PointGoal1``).
       kinds: which suites accept it (:data:`NAVIGATION`, :data:`LOCOMOTION`, :data:`PLANAR`,
         :data:`ARM`); a suite accepts a body whose kinds include all of the suite's ``requires``.
-      asset: MJCF file name under ``crax/bodies/assets`` (or override :meth:`mjcf`).
+      asset: MJCF file of the body, a path relative to ``asset_package`` (or override :meth:`mjcf`
+        to build a ``mujoco.MjSpec`` in code). Its root body must be named ``torso``.
+      asset_package: the package that holds ``asset``, read with ``importlib.resources`` (a plugin
+        sets its own package, e.g. ``"my_robots"``); None: crax's own ``crax/bodies/assets``.
       timestep, frame_skip: physics step and substeps per control step.
       solver_iterations, ls_iterations: constraint-solver budget; small bodies need little.
       reset_noise: half-width of the uniform noise on joint positions and velocities at reset.
       healthy_z: torso height range outside which the episode terminates (None: never).
-      healthy_reward, ctrl_cost: locomotion reward terms (see SPEC section 3, Velocity).
+      healthy_reward, ctrl_cost: locomotion reward terms (see docs/SPEC.md section 3, Velocity).
       velocity_threshold: base speed limit τ of the Velocity suite (None: not measured yet).
       floor_contact: whether its geoms collide with the floor.
       feet: names of the foot sites (without the ``agent/`` prefix), for suites that cost foot
@@ -49,6 +54,7 @@ class Body(nnx.Module):
     name: ClassVar[str]
     kinds: ClassVar[frozenset[str]] = frozenset()
     asset: ClassVar[str]
+    asset_package: ClassVar[str | None] = None
     timestep: ClassVar[float] = 0.01
     frame_skip: ClassVar[int] = 5
     solver_iterations: ClassVar[int] = 4
@@ -64,9 +70,14 @@ class Body(nnx.Module):
     prefix: str = "agent/"
 
     def mjcf(self) -> mujoco.MjSpec:
-        """The body's MJCF as a fresh spec; collidable geoms get the agent's collision category."""
-        path = importlib.resources.files("crax.bodies").joinpath("assets", self.asset)
-        spec = mujoco.MjSpec.from_string(path.read_text())
+        """The body's MJCF (``asset`` in ``asset_package``) as a fresh spec; its collidable geoms
+        (contype or conaffinity nonzero) get the agent's collision category: ``AGENT`` if
+        ``floor_contact`` else ``AGENT_FLOATING``."""
+        if self.asset_package is None:
+            root = importlib.resources.files("crax.bodies").joinpath("assets")
+        else:
+            root = importlib.resources.files(self.asset_package)
+        spec = mujoco.MjSpec.from_string(root.joinpath(*self.asset.split("/")).read_text())
         category = Category.AGENT if self.floor_contact else Category.AGENT_FLOATING
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:
@@ -146,7 +157,7 @@ class Body(nnx.Module):
         return (self.locomotion_position(data) - self.locomotion_position(before))[:2] / self.dt
 
     def observe(self, data: mjx.Data) -> jax.Array:
-        """The body's own observation (SPEC section 2)."""
+        """The body's own observation (docs/SPEC.md section 2)."""
         raise NotImplementedError
 
     def healthy(self, data: mjx.Data) -> jax.Array:

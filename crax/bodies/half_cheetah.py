@@ -10,7 +10,7 @@ from crax.bodies.base import LOCOMOTION, PLANAR, Body
 
 
 class HalfCheetah(Body):
-    """HalfCheetah (SPEC section 2): 6 motors, obs 18 = qpos without root x (8), qvel (9), root z.
+    """HalfCheetah (docs/SPEC.md section 2): 6 motors, obs 18 = qpos without root x (8), qvel (9), root z.
 
     Never terminates. Velocity suite: no healthy bonus, control cost 0.1, base τ = 3.21 m/s.
     """

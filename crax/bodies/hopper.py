@@ -8,7 +8,7 @@ from crax.bodies.planar import PlanarBody
 
 
 class Hopper(PlanarBody):
-    """Hopper (SPEC section 2): torso, thigh, leg, foot; 3 motors (gear 200).
+    """Hopper (docs/SPEC.md section 2): torso, thigh, leg, foot; 3 motors (gear 200).
 
     Observation 11 = qpos without root x (5: torso height, pitch, 3 joints) + qvel (6) clipped to
     ±10. The torso stands at 1.25 m and ``rootz`` has ``ref="1.25"``, so the ``rootz`` coordinate is

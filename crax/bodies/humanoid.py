@@ -14,7 +14,7 @@ from crax.bodies.free import FreeBody
 
 
 class Humanoid(FreeBody):
-    """Humanoid (SPEC section 2): 17 motors (ctrlrange ±0.4, Gymnasium's gears), obs 376.
+    """Humanoid (docs/SPEC.md section 2): 17 motors (ctrlrange ±0.4, Gymnasium's gears), obs 376.
 
     The observation is Gymnasium's v4 layout: qpos without root x, y (22), qvel (23), then for the
     world body and the 13 agent bodies ``cinert`` (14 × 10), ``cvel`` (14 × 6), the agent's

@@ -11,7 +11,7 @@ from crax.bodies.base import LOCOMOTION, NAVIGATION, Body
 
 
 class Point(Body):
-    """Safety-Gym's Point (SPEC section 2): slide x, slide y, hinge z; 2 actuators; obs 12.
+    """Safety-Gym's Point (docs/SPEC.md section 2): slide x, slide y, hinge z; 2 actuators; obs 12.
 
     Its observation is the site's accelerometer, velocimeter, gyro and magnetometer, computed from
     the joint state rather than by MuJoCo's sensor stage: the site sits on the hinge axis and the
@@ -19,7 +19,7 @@ class Point(Body):
     them against MuJoCo's own sensors). The sphere floats 0.1 m up on its slide joints and does not
     collide with the floor, which removes the only per-step floor contact from the physics.
 
-    Velocity suite: no healthy bonus, no control cost (SPEC section 3); the speed is the planar
+    Velocity suite: no healthy bonus, no control cost (docs/SPEC.md section 3); the speed is the planar
     speed of the torso and base τ = 0.745 m/s, measured as SPEC says (docs/DECISIONS.md).
     """
 

@@ -13,7 +13,7 @@ from crax.bodies.base import ARM, Body
 
 
 class Reacher(Body):
-    """Reacher (SPEC section 2): 2 motors (gear 200), obs 11, never terminates, dt 0.02.
+    """Reacher (docs/SPEC.md section 2): 2 motors (gear 200), obs 11, never terminates, dt 0.02.
 
     Observation (Gymnasium's layout): cos θ (2), sin θ (2), target xy (2), joint velocities (2),
     fingertip − target (3), with θ the two joint angles. The fingertip is the ``fingertip`` body's

@@ -7,7 +7,7 @@ from crax.bodies.free import FreeBody
 
 
 class Spider(FreeBody):
-    """Spider (SPEC section 2): 12 motors (gear 150), obs 35 = qpos without root x, y (17), qvel (18).
+    """Spider (docs/SPEC.md section 2): 12 motors (gear 150), obs 35 = qpos without root x, y (17), qvel (18).
 
     The Ant's torso and leg proportions with six legs at 60° spacing (front legs 30° off the
     heading); each leg a hip (axis z, ±30°) and an ankle (30° to 70°, positive bends down on every

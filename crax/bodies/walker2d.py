@@ -6,7 +6,7 @@ from crax.bodies.planar import PlanarBody
 
 
 class Walker2d(PlanarBody):
-    """Walker2d (SPEC section 2): torso and two legs of thigh, leg, foot; 6 motors (gear 100).
+    """Walker2d (docs/SPEC.md section 2): torso and two legs of thigh, leg, foot; 6 motors (gear 100).
 
     Observation 17 = qpos without root x (8: torso height, pitch, 6 joints) + qvel (9) clipped to
     ±10. The torso stands at 1.25 m and ``rootz`` has ``ref="1.25"``, so the ``rootz`` coordinate is

@@ -13,7 +13,7 @@ _FLAT = 0.005  # half height of a floor zone
 
 
 class CylinderZones(Placeable):
-    """Circular zones of ``radius``: cost ``cost_scale · max(0, 1 − d / r)`` inside (SPEC 3)."""
+    """Circular zones of ``radius``: cost ``cost_scale · max(0, 1 − d / r)`` inside (docs/SPEC.md section 3)."""
 
     name = "CylinderZones"
 
@@ -35,7 +35,7 @@ class CylinderZones(Placeable):
 
 
 class CubeZones(Placeable):
-    """Axis-aligned square zones of half-size ``half``: cost ``cost_scale`` inside (SPEC 3)."""
+    """Axis-aligned square zones of half-size ``half``: cost ``cost_scale`` inside (docs/SPEC.md section 3)."""
 
     name = "CubeZones"
 

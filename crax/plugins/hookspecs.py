@@ -8,7 +8,8 @@ distributions are found through their entry points in the group ``crax.plugins``
     my_robots = "my_robots.plugin"
 
 Every hook returns a sequence of classes, each with a unique class attribute ``name``.
-Hooks are called with keyword arguments only.
+Hooks are called with keyword arguments only. docs/plugins.md describes what each kind of class
+must define, with a complete example of each.
 """
 
 from __future__ import annotations

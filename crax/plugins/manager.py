@@ -1,6 +1,12 @@
 """The one plugin manager and the component registry that ``crax.make``, the CLI and
 ``crax list`` read.
 
+A broken plugin never breaks crax: an entry point that fails to import or to register, or a hook
+that raises, is reported once (a warning naming the plugin and the error) and the whole plugin is
+skipped; a component class that breaks its kind's contract (:mod:`crax.plugins.validate`) is
+reported and left out of its table, and asking for it by name raises that error. The contracts
+are described in docs/plugins.md.
+
 Set ``CRAX_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the built-in plugin.
 """
 
@@ -19,8 +25,29 @@ KINDS = ("bodies", "sensors", "hazards", "constraints", "suites", "learners")
 SINGULAR = {"bodies": "body", "sensors": "sensor", "hazards": "hazard", "constraints": "constraint", "suites": "suite", "learners": "learner"}
 
 
+BUILTIN = "crax.builtin"
+"""The plugin name of crax's own components (:mod:`crax.plugins.builtin`)."""
+
+DISTRIBUTIONS: dict[str, str] = {}
+"""Installed distribution of each plugin loaded from an entry point, by plugin (entry-point) name."""
+
+OWNERS: dict[type, str] = {}
+"""The plugin that registered each component class (filled when a registry collects its tables)."""
+
+
 class PluginError(RuntimeError):
     """A plugin could not be loaded or declared a clashing component name."""
+
+
+def describe_plugin(name: str) -> str:
+    """``'name' (distribution)`` for a plugin, as error messages name it."""
+    dist = DISTRIBUTIONS.get(name)
+    return f"{name!r} ({dist})" if dist else repr(name)
+
+
+def _skip(name: str, what: str, error: BaseException) -> None:
+    warnings.warn(f"crax plugin {describe_plugin(name)} {what}: {type(error).__name__}: {error}; "
+                  "the plugin is skipped (crax and the other plugins work without it)", stacklevel=3)
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
@@ -37,12 +64,19 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
                     raise PluginError(f"plugin name {ep.name!r} is declared twice: by {seen[ep.name]} and by {source}")
                 continue  # the same distribution visible twice on sys.path
             seen[ep.name] = source
+            DISTRIBUTIONS[ep.name] = dist.metadata["Name"]
             try:
                 plugin = ep.load()
             except Exception as e:  # noqa: BLE001 - report any import failure by plugin name
                 warnings.warn(f"crax plugin {ep.name!r} from {source} failed to import and is skipped: {e!r}", stacklevel=2)
                 continue
-            pm.register(plugin, name=ep.name)
+            try:
+                pm.register(plugin, name=ep.name)
+                pm.check_pending()  # a hook named like crax's that crax does not define
+            except Exception as e:  # noqa: BLE001 - pluggy's validation errors and any registration failure
+                if pm.get_plugin(ep.name) is not None:
+                    pm.unregister(name=ep.name)
+                _skip(ep.name, f"from {source} failed to register", e)
 
 
 @functools.cache
@@ -52,7 +86,7 @@ def plugin_manager() -> pluggy.PluginManager:
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    pm.register(builtin, name="crax.builtin")
+    pm.register(builtin, name=BUILTIN)
     if not os.environ.get("CRAX_DISABLE_PLUGIN_AUTOLOAD"):
         _load_entry_points(pm)
     pm.check_pending()
@@ -62,43 +96,87 @@ def plugin_manager() -> pluggy.PluginManager:
 class Registry:
     """Name -> class tables for every component kind, merged over all plugins.
 
-    A name claimed by two plugins raises :class:`PluginError` naming both; nothing is shadowed.
+    Every plugin's hooks are called once, on the first look-up of any table: a plugin with a hook
+    that raises (an import error inside it, say) is reported and skipped as a whole. Each class is
+    checked against its kind's contract (:func:`crax.plugins.validate.check_class`); one that
+    fails is reported, left out of its table, and :meth:`get` raises its error. A name claimed by
+    two plugins raises :class:`PluginError` naming both; nothing is shadowed.
     """
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm
-        self._tables: dict[str, dict[str, type]] = {}
+        self._tables: dict[str, dict[str, type]] | None = None
+        self._rejected: dict[str, dict[str, Exception]] = {}
 
     def table(self, kind: str) -> dict[str, type]:
         if kind not in KINDS:
             raise ValueError(f"unknown component kind {kind!r}; valid kinds: {', '.join(KINDS)}")
-        if kind not in self._tables:
-            self._tables[kind] = self._collect(kind)
+        if self._tables is None:
+            self._tables = self._collect()
         return self._tables[kind]
 
-    def _collect(self, kind: str) -> dict[str, type]:
-        caller = getattr(self.pm.hook, f"crax_register_{kind}")
-        out: dict[str, type] = {}
-        owner: dict[str, str] = {}
-        for impl in caller.get_hookimpls():  # registration order: built-ins first
-            for cls in impl.function() or ():
-                name = getattr(cls, "name", cls.__name__)
-                if name in out and out[name] is not cls:
+    def rejected(self, kind: str) -> dict[str, Exception]:
+        """Components of ``kind`` left out because they break its contract: name -> the error."""
+        self.table(kind)
+        return self._rejected.get(kind, {})
+
+    def _call_hooks(self) -> list[tuple[str, str, list]]:
+        """(plugin, kind, classes) for every hook implementation, in registration order (built-ins
+        first), without the plugins whose hooks fail."""
+        out: list[tuple[str, str, list]] = []
+        failed: set[str] = set()
+        for kind in KINDS:
+            for impl in getattr(self.pm.hook, f"crax_register_{kind}").get_hookimpls():
+                if impl.plugin_name in failed:
+                    continue
+                try:
+                    result = impl.function()
+                    classes = list(result or ())
+                except Exception as e:  # noqa: BLE001 - any failure inside a plugin's hook
+                    failed.add(impl.plugin_name)
+                    _skip(impl.plugin_name, f"hook crax_register_{kind} failed", e)
+                    self.pm.unregister(name=impl.plugin_name)
+                    continue
+                out.append((impl.plugin_name, kind, classes))
+        return [entry for entry in out if entry[0] not in failed]
+
+    def _collect(self) -> dict[str, dict[str, type]]:
+        from crax.plugins import validate
+
+        tables: dict[str, dict[str, type]] = {kind: {} for kind in KINDS}
+        owner: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        self._rejected = {kind: {} for kind in KINDS}
+        for plugin, kind, classes in self._call_hooks():
+            for cls in classes:
+                if isinstance(cls, type):
+                    OWNERS.setdefault(cls, plugin)
+                name = getattr(cls, "name", None)
+                if isinstance(name, str) and name in tables[kind] and tables[kind][name] is not cls:
                     raise PluginError(
-                        f"{SINGULAR[kind]} name {name!r} is registered by plugin {owner[name]!r} and again by {impl.plugin_name!r}"
+                        f"{SINGULAR[kind]} name {name!r} is registered by plugin {owner[kind][name]!r} and again by {plugin!r}"
                     )
-                out[name], owner[name] = cls, impl.plugin_name
-        return out
+                try:
+                    validate.check_class(kind, cls)
+                except (TypeError, ValueError) as e:
+                    self._rejected[kind][name if isinstance(name, str) else repr(cls)] = e
+                    warnings.warn(f"{e}; it is skipped", stacklevel=4)
+                    continue
+                tables[kind][name], owner[kind][name] = cls, plugin
+        return tables
 
     def get(self, kind: str, name: str) -> type:
         table = self.table(kind)
-        if name not in table:
-            raise ValueError(f"unknown {SINGULAR[kind]} {name!r}; valid choices: {', '.join(sorted(table))}")
-        return table[name]
+        if name in table:
+            return table[name]
+        if name in self._rejected.get(kind, {}):
+            error = self._rejected[kind][name]
+            raise type(error)(str(error))
+        raise ValueError(f"unknown {SINGULAR[kind]} {name!r}; valid choices: {', '.join(sorted(table))}")
 
     def refresh(self) -> None:
         """Forget the cached tables (after registering a plugin by hand, e.g. in a notebook)."""
-        self._tables.clear()
+        self._tables = None
+        self._rejected = {}
 
     @property
     def bodies(self) -> dict[str, type]:

@@ -21,7 +21,7 @@ def ego_frame(xy: jax.Array, yaw: jax.Array, points: jax.Array) -> jax.Array:
 def pseudo_lidar(
     xy: jax.Array, yaw: jax.Array, points: jax.Array, *, num_bins: int, max_dist: float, alias: bool = True
 ) -> jax.Array:
-    """Safety-Gym's pseudo-lidar over object centres, vectorized over objects (SPEC section 4).
+    """Safety-Gym's pseudo-lidar over object centres, vectorized over objects (docs/SPEC.md section 4).
 
     Each object lands in bin ``floor(θ / (2π/B))`` of its ego-frame angle θ ∈ [0, 2π) with reading
     ``max(0, D − d) / D``; with aliasing the next bin gets ``α·reading`` and the previous one

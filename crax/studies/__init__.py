@@ -1,4 +1,4 @@
-"""Studies: curriculum and transfer (SPEC §6), grids of runs (sweeps, locally or on Ray), their
+"""Studies: curriculum and transfer (docs/SPEC.md §6), grids of runs (sweeps, locally or on Ray), their
 summary table and their curves.
 
     from crax.studies import sweep, summary_table, plot_runs

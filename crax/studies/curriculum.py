@@ -1,4 +1,4 @@
-"""Curriculum (SPEC §6): one learner trained on levels 1 → 2 → 3 of a task, the budget split equally.
+"""Curriculum (docs/SPEC.md §6): one learner trained on levels 1 → 2 → 3 of a task, the budget split equally.
 
 Every learner and optimizer variable (policy, critics, normalizer, multipliers, Adam state) carries
 from one stage to the next; each stage starts fresh envs of its level. It is one run folder: its

@@ -44,7 +44,7 @@ def check_env(env_id: str) -> None:
         if not (isinstance(cls, type) and issubclass(cls, Env)):
             raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
         return
-    from crax.make import parse_id
+    from crax.tasks import parse_id
 
     parse_id(env_id)
 

@@ -1,4 +1,4 @@
-"""Transfer (SPEC §6): PPO for half the budget, then a safe learner initialised from it.
+"""Transfer (docs/SPEC.md §6): PPO for half the budget, then a safe learner initialised from it.
 
 The safe learner takes the PPO policy, reward critic and observation normalizer; its cost critic,
 multipliers and optimizer start fresh. A transfer folder holds two ordinary run folders, ``ppo/``

@@ -15,6 +15,7 @@ from crax import scene
 from crax._mjx import mjx
 from crax.bodies.base import Body
 from crax.env import Env, State
+from crax.plugins import validate
 from crax.sensors.base import Context
 from crax.suites.params import Choice, Range, check
 
@@ -148,14 +149,22 @@ class TaskEnv(Env):
         spec.option.ls_iterations = self.body.ls_iterations
         # Observations are computed by the components; MuJoCo's sensor stage would only cost time.
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
-        scene.attach_body(spec, self.body.mjcf(), prefix=self.body.prefix)
+        validate.check_components([*suite.constraints, *constraints], [*suite.sensors, *sensors])
+        body_spec = self.body.mjcf()
+        validate.check_body_spec(self.body, body_spec)
+        scene.attach_body(spec, body_spec, prefix=self.body.prefix)
         suite.build(spec)
+        placeables = getattr(suite, "placeables", {})
+        validate.check_scene_geoms(spec, validate.label("suite", type(suite)),
+                                   {f"{k}/": validate.label("hazard", type(p)) for k, p in dict(placeables).items()})
         added = [("constraint", c) for c in constraints] + [("sensor", c) for c in sensors]
-        for _, component in added:
+        for kind, component in added:
             component.build(spec)
+            validate.check_scene_geoms(spec, validate.label(kind, type(component)))
         self.spec = spec
         self.mj_model = scene.compile_spec(spec)
         self.body.bind(self.mj_model)
+        validate.check_place(self.body)
         suite.bind(self.mj_model)
         for kind, component in added:
             try:
@@ -164,41 +173,49 @@ class TaskEnv(Env):
                 raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
         self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
         self._data0 = mjx.make_data(self.mjx_model)
+        own = [("constraint", c) for c in suite.constraints] + [("sensor", c) for c in suite.sensors]
+        self._check_outputs(own + added)
         if added:
-            self._check_added(added)
             suite.constraints.extend(constraints)
             suite.sensors.extend(sensors)
 
-    def _check_added(self, added: list[tuple[str, Any]]) -> None:
-        """Traces each added component on a reset-like context (no compile) and turns what would be
-        an error deep in a trace (a task entry the suite lacks, a wrong output shape) into a ValueError."""
+    def _check_outputs(self, components: list[tuple[str, Any]]) -> None:
+        """Traces every constraint and sensor, the suite's own and the added ones, on a reset-like
+        context (:func:`jax.eval_shape`, no compile) and turns what would be an error deep in a trace
+        or in the wrappers (a task entry the suite lacks, a cost that is not a scalar, an
+        observation of the wrong size) into a ValueError naming the component's plugin and class."""
         failures: list[str] = []
 
         def probe(key):
             data, task = self.suite.init_task(self.mjx_model, self._data0, key)
             ctx = self._context(data, task, jnp.zeros(self.action_size))
             out = []
-            for kind, c in added:
+            for kind, c in components:
+                name = f"{validate.origin(type(c))}{kind} {getattr(c, 'name', type(c).__name__)}"
                 try:
                     out.append(c.cost(ctx) if kind == "constraint" else c.observe(ctx))
                 except KeyError as e:
                     if not (e.args and isinstance(e.args[0], str) and e.args[0] not in ctx.task):
                         raise
-                    failures.append(f"{kind} {c.name} reads task[{e.args[0]!r}], which {self.id} does not have "
+                    failures.append(f"{name} reads task[{e.args[0]!r}], which {self.id} does not have "
                                     f"(task entries: {', '.join(map(str, sorted(ctx.task)))})")
                     out.append(None)
                 except Exception as e:  # noqa: BLE001 - any failure of a plugin's code, named by component
-                    failures.append(f"{kind} {c.name} fails on {self.id}: {type(e).__name__}: {e}")
+                    failures.append(f"{name} fails on {self.id}: {type(e).__name__}: {e}")
                     out.append(None)
             return out
 
         shapes = jax.eval_shape(probe, jax.random.key(0))
-        for (kind, c), got in zip(added, shapes, strict=True):
+        for (kind, c), got in zip(components, shapes, strict=True):
             if got is None:
                 continue
-            want = () if kind == "constraint" else (c.size,)
-            if tuple(got.shape) != want:
-                failures.append(f"{kind} {c.name} returns shape {tuple(got.shape)} on {self.id}; expected {want}")
+            shape = tuple(getattr(got, "shape", ()))
+            if kind == "constraint" and shape != ():
+                failures.append(f"{validate.label('constraint', type(c))}: cost returns shape {shape} on {self.id}; "
+                                "expected () — return one number per step: reduce it to a scalar (jnp.sum, jnp.max)")
+            elif kind == "sensor" and shape != (c.size,):
+                failures.append(f"{validate.origin(type(c))}sensor {c.name} returns shape {shape} on {self.id}; "
+                                f"expected ({c.size},) — observe() must return `size` floats: fix size or the output")
         if failures:
             raise ValueError("; ".join(failures))
 

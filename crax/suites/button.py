@@ -1,4 +1,4 @@
-"""Button: press the active button among several, avoiding hazards and moving gremlins (SPEC section 3)."""
+"""Button: press the active button among several, avoiding hazards and moving gremlins (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

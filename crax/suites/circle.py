@@ -1,4 +1,4 @@
-"""Circle: run around a circle about the origin without leaving the boundaries (SPEC section 3)."""
+"""Circle: run around a circle about the origin without leaving the boundaries (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

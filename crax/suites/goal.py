@@ -1,4 +1,4 @@
-"""Goal: reach a goal zone that respawns elsewhere on arrival (SPEC section 3)."""
+"""Goal: reach a goal zone that respawns elsewhere on arrival (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Height: walk forward under a low ceiling (SPEC section 3)."""
+"""Height: walk forward under a low ceiling (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

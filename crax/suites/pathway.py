@@ -1,4 +1,4 @@
-"""Pathway: run forward without stepping on the zones strung along the way (SPEC section 3)."""
+"""Pathway: run forward without stepping on the zones strung along the way (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reach: move an arm's fingertip to a target without sweeping over flat zones (SPEC section 3)."""
+"""Reach: move an arm's fingertip to a target without sweeping over flat zones (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class Reach(Suite):
     - The arm's start pose is Gymnasium's (straight along +x, ±0.1 rad) and zones may lie under
       it: keeping it clear would leave the +x strip free of zones in every layout.
     - The target does not respawn when reached (as in Gymnasium); the episode runs to the time
-      limit (1000 steps by default, SPEC section 1; Gymnasium's Reacher uses
+      limit (1000 steps by default, docs/SPEC.md section 1; Gymnasium's Reacher uses
       ``episode_length=50``). Target and zones are drawn anew at every reset.
     - Never terminates.
 

@@ -1,4 +1,4 @@
-"""SpiderLegs: run forward without setting the restricted feet down (SPEC section 3)."""
+"""SpiderLegs: run forward without setting the restricted feet down (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Velocity: run forward under a speed limit (SPEC section 3)."""
+"""Velocity: run forward under a speed limit (docs/SPEC.md section 3)."""
 
 from __future__ import annotations
 

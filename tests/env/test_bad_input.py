@@ -8,9 +8,9 @@ import pytest
 
 import crax
 import crax.scene
-from crax.make import parameters
 from crax.suites import BUILTIN_SUITES, goal
 from crax.suites.params import COUNT, POSITIVE, Choice, Range, check
+from crax.tasks import parameter_names as parameters
 
 
 @pytest.fixture
