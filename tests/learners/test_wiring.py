@@ -171,7 +171,7 @@ def test_sharded_training_matches_unsharded():
         assert len(jax.local_devices()) == 2
         out = {}
         for seeds in (1, 2):  # one seed: the env batch is split; two: the seeds are
-            for devices in (1, 0):
+            for devices in (1, 2):
                 t = Trainer(PPOLag, tiny(PPOLag.Config, num_seeds=seeds, num_devices=devices), ToyEnv())
                 state, m = t.run(t.init(jax.random.key(0)), 3)
                 spread = None if t.sharding is None else list(jax.tree.leaves(state.env.obs)[0].sharding.spec)
@@ -182,10 +182,10 @@ def test_sharded_training_matches_unsharded():
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["1-1"]["spec"] is None and out["1-0"]["spec"] == [None, "devices"]
-    assert out["2-0"]["spec"] == ["devices"]
+    assert out["1-1"]["spec"] is None and out["1-2"]["spec"] == [None, "devices"]
+    assert out["2-2"]["spec"] == ["devices"]
     for seeds in (1, 2):
-        one, two = out[f"{seeds}-1"], out[f"{seeds}-0"]
+        one, two = out[f"{seeds}-1"], out[f"{seeds}-2"]
         for k in one:
             if k != "spec":
                 np.testing.assert_allclose(two[k], one[k], rtol=2e-3, atol=2e-4, err_msg=f"{seeds} seeds: {k}")
