@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from crax.studies.grid import Cell
     from crax.studies.sweep import Manifest
 
-INSTALL_HINT = 'pip install -e ".[ray]"  (or: pip install "ray[default]>=2.9")'
+INSTALL_HINT = 'pip install -e ".[ray]"  (or: pip install "ray[default]>=2.60")'
 
 
 def require_ray():
