@@ -169,3 +169,10 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
         main(["train", "ppo-lag", "--env", "PointGoal1", "--run-dir", str(tmp_path / "bad"), "--constraint", "tether:r=1"])
     assert exit_info.value.code == 2 and not (tmp_path / "bad").exists()
     assert "takes no parameter(s) r; its parameters: radius, weight, term" in capsys.readouterr().err
+
+
+def test_a_collision_mjx_lacks_names_the_geoms():
+    # the example plugin's Sled is a box; Goal2 has collidable cylinder pillars, and MJX has no box–cylinder test
+    with pytest.raises(ValueError, match=r"SledGoal2: MJX has no cylinder–box collision, and these geoms can collide: "
+                                         r"agent/hull / cylinder_pillars/0.*sphere or capsule"):
+        crax.make("SledGoal2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -109,6 +110,23 @@ class Suite(nnx.Module):
         return out
 
 
+def unsupported_pairs(m: mujoco.MjModel, message: str) -> str:
+    """Names the geoms behind MJX's "(mjGEOM_X, mjGEOM_Y) collisions not implemented" error."""
+    kinds = re.findall(r"mjGEOM_(\w+)", message)
+    if len(kinds) != 2:
+        return f"MJX cannot build this model: {message}"
+    want = {int(getattr(mujoco.mjtGeom, f"mjGEOM_{k}")) for k in kinds}
+    pairs = []
+    for i in range(m.ngeom):
+        for j in range(i + 1, m.ngeom):
+            touch = (m.geom_contype[i] & m.geom_conaffinity[j]) or (m.geom_contype[j] & m.geom_conaffinity[i])
+            if touch and m.geom_bodyid[i] != m.geom_bodyid[j] and {int(m.geom_type[i]), int(m.geom_type[j])} == want:
+                pairs.append(f"{m.geom(i).name or i} / {m.geom(j).name or j}")
+    shown = ", ".join(pairs[:4]) + (f" and {len(pairs) - 4} more" if len(pairs) > 4 else "")
+    return (f"MJX has no {kinds[0].lower()}–{kinds[1].lower()} collision, and these geoms can collide: {shown}. "
+            "Use a sphere or capsule for one side, or collision categories that do not touch (docs/plugins.md).")
+
+
 NONFINITE_METRICS = ("env/nonfinite_action", "env/nonfinite_state")
 """Per-step flags (1.0 on the step) of a non-finite action entry and of a non-finite physics state."""
 
@@ -171,7 +189,10 @@ class TaskEnv(Env):
                 component.bind(self.mj_model)
             except (KeyError, ValueError) as e:
                 raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
-        self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+        try:
+            self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+        except NotImplementedError as e:
+            raise ValueError(f"{self.id}: {unsupported_pairs(self.mj_model, str(e))}") from None
         self._data0 = mjx.make_data(self.mjx_model)
         own = [("constraint", c) for c in suite.constraints] + [("sensor", c) for c in suite.sensors]
         self._check_outputs(own + added)
