@@ -70,18 +70,23 @@ def get_learner(learner: str | type[ConstrainedPPO]) -> type[ConstrainedPPO]:
     return registry().get("learners", learner)
 
 
+def env_class(env_id: str) -> type[Env]:
+    """The :class:`Env` subclass named by a ``package.module:EnvClass`` id (ValueError otherwise)."""
+    module_name, _, attr = env_id.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Env)):
+        raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
+    return cls
+
+
 def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Env:
     """``crax.make(env_id, **env_kwargs)``, or ``EnvClass(**env_kwargs)`` for ``module:EnvClass`` ids."""
     env_kwargs = dict(env_kwargs or {})
     if ":" in env_id:
-        module_name, _, attr = env_id.partition(":")
-        try:
-            cls = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
-        if not (isinstance(cls, type) and issubclass(cls, Env)):
-            raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
-        return cls(**env_kwargs)
+        return env_class(env_id)(**env_kwargs)
     import crax
 
     return crax.make(env_id, **env_kwargs)

@@ -4,7 +4,6 @@ together, with config overrides shared by every cell. Everything is validated be
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import itertools
 import json
 from collections.abc import Mapping
@@ -34,15 +33,9 @@ def check_env(env_id: str) -> None:
     """ValueError naming the valid choices when ``env_id`` is neither a registered id nor an import
     path of an :class:`crax.env.Env` subclass (checked without building the env)."""
     if ":" in env_id:
-        from crax.env import Env
+        from crax.runner import env_class
 
-        module_name, _, attr = env_id.partition(":")
-        try:
-            cls = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
-        if not (isinstance(cls, type) and issubclass(cls, Env)):
-            raise ValueError(f"{env_id!r} is not a crax.env.Env subclass")
+        env_class(env_id)
         return
     from crax.tasks import parse_id
 
