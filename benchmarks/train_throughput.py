@@ -10,7 +10,7 @@ inference; the update: normalizer, critics on the batch, GAE and the SGD epochs)
 knob that dominates on this machine. Results are appended to benchmarks/results/throughput.jsonl.
 
 With several local devices the trainer spreads the env batch over them; on a CPU, split it into
-two host devices with ``XLA_FLAGS=--xla_force_host_platform_device_count=2``.
+two host devices (crax does by default, ``CRAX_HOST_DEVICES``) and pass ``--num-devices 2``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ class Args:
     """Critic hidden sizes."""
     iterations: int = 2
     """Timed iterations (after one warm-up call)."""
+    num_devices: int = 0
+    """Devices to shard over (0: the trainer's default, one device on a CPU)."""
 
 
 def _time(fn, *args, repeats: int) -> float:
@@ -63,7 +65,7 @@ def main(args: Args) -> dict:
     env = crax.make(args.env)
     config = PPOLag.Config(num_envs=args.num_envs, batch_size=args.batch_size, num_minibatches=args.num_minibatches,
                            unroll_length=args.unroll_length, num_epochs=args.num_epochs,
-                           critic_hidden=args.critic_hidden, num_evals=0)
+                           critic_hidden=args.critic_hidden, num_evals=0, num_devices=args.num_devices)
     trainer = Trainer(PPOLag, config, env)
     state = trainer.init(jax.random.key(0))
     steps = config.steps_per_iteration
