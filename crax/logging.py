@@ -106,31 +106,51 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 
 class Progress:
-    """Console progress over environment steps with steps/s, return and cost (rich; silent if disabled)."""
+    """Console progress over environment steps: steps/s, return, cost and the multipliers.
 
-    def __init__(self, total_steps: int, start_step: int = 0, enabled: bool | None = None, description: str = "train"):
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self.enabled = enabled
+    On a terminal it is a rich progress bar on stderr. When stdout or stderr is not a terminal (a batch
+    job, ``nohup``, a notebook) it prints a plain line to stdout every ``every`` iterations and at the
+    end instead, so a log file shows how training goes. ``enabled=False`` prints nothing.
+    """
+
+    def __init__(self, total_steps: int, start_step: int = 0, enabled: bool | None = None, description: str = "train",
+                 steps_per_iteration: int = 1, every: int = 10):
+        self.enabled = enabled is not False
+        self.total_steps, self.description = total_steps, description
+        self._per_iter, self._every = max(1, steps_per_iteration), max(1, every)
+        self._last_line = start_step // self._per_iter
         self._bar = None
-        if enabled:
+        if self.enabled and (enabled or (sys.stderr.isatty() and sys.stdout.isatty())):
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
             from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:>9} steps/s  R {task.fields[ret]:>8}  C {task.fields[cost]:>8}"),
+                TextColumn("{task.fields[rate]:>9} steps/s  R {task.fields[ret]:>8}  C {task.fields[cost]:>8}"
+                           "{task.fields[mult]}"),
                 TimeRemainingColumn(), transient=False,
             )
             self._task = self._bar.add_task(description, total=total_steps, completed=start_step,
-                                            rate="-", ret="-", cost="-")
+                                            rate="-", ret="-", cost="-", mult="")
             self._bar.start()
 
-    def update(self, step: int, steps_per_second: float, ret: float, cost: float) -> None:
+    def update(self, step: int, steps_per_second: float, ret: float, cost: float,
+               multipliers: Mapping[str, float] | None = None) -> None:
+        if not self.enabled:
+            return
+        fmt = lambda x: f"{x:.2f}" if math.isfinite(x) else "-"  # noqa: E731
+        mult = "".join(f"  {name} {fmt(v)}" for name, v in (multipliers or {}).items())
         if self._bar is not None:
-            fmt = lambda x: f"{x:.2f}" if math.isfinite(x) else "-"  # noqa: E731
-            self._bar.update(self._task, completed=step, rate=f"{steps_per_second:,.0f}", ret=fmt(ret), cost=fmt(cost))
+            self._bar.update(self._task, completed=step, rate=f"{steps_per_second:,.0f}", ret=fmt(ret),
+                             cost=fmt(cost), mult=mult)
+            return
+        it = step // self._per_iter
+        if it - self._last_line >= self._every or step >= self.total_steps:
+            self._last_line = it
+            print(f"{self.description}  step {step:,}/{self.total_steps:,} (iteration {it})  "
+                  f"{steps_per_second:,.0f} steps/s  R {fmt(ret)}  C {fmt(cost)}{mult}", flush=True)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
+            self._bar = None

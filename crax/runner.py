@@ -165,7 +165,7 @@ def train(
       resume: continue the run in ``run_dir`` from its latest checkpoint (learner, env and config are
         read from its ``config.json`` unless given).
       env_kwargs: keyword overrides for ``crax.make``.
-      progress: show a progress bar; default: when stderr is a terminal.
+      progress: show progress (a bar on a terminal, plain lines on stdout otherwise); False: silent.
       stages: env ids trained one after the other in this run, the step budget split equally, every
         learner and optimizer variable carried across (a curriculum; ``env`` is then ignored and
         the run's env is the last stage's). All stages need the same observation size.
@@ -344,7 +344,8 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
     eval_iters = _eval_iterations(total_iters, config.num_evals)
     logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
     bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress,
-                   description=f"{cls.name} {env_id}")
+                   description=f"{cls.name} {env_id}", steps_per_iteration=steps_per_iter)
+    multipliers: dict[str, float] = {}
     last_episode = _last_episodes(run_dir, seeds)  # a resumed run reports its last episodes before new ones end
     it = last_ckpt = start_iter
     try:
@@ -373,6 +374,8 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
                         for k in [k for k in values if k.startswith("episode/") and k != "episode/count"]:
                             values.pop(k)
                 logger.log(step, per_seed)
+                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in per_seed]))
+                               for k in per_seed[0] if k.startswith("multiplier/")}
             if good < n:
                 logger.flush()
                 found = ckpt.checkpoints(run_dir)
@@ -394,7 +397,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
                 last_ckpt = it
             logger.flush()
             bar.update(step, sps, _finite_mean([e["return"] for e in last_episode]),
-                       _finite_mean([e["cost"] for e in last_episode]))
+                       _finite_mean([e["cost"] for e in last_episode]), multipliers)
     except KeyboardInterrupt:
         bar.close()
         if it > last_ckpt:
@@ -494,7 +497,7 @@ def _command_type(cls: type[ConstrainedPPO], more: tuple = ()) -> type:
          dataclasses.field(default=None)),
         ("runs_root", Annotated[str, tyro.conf.arg(help="Parent folder of new run folders.")],
          dataclasses.field(default="runs")),
-        ("progress", Annotated[bool, tyro.conf.arg(help="Show the progress bar.")], dataclasses.field(default=True)),
+        ("progress", Annotated[bool, tyro.conf.arg(help="Show progress: a bar on a terminal, a plain line every 10 iterations otherwise.")], dataclasses.field(default=True)),
     ]
     return dataclasses.make_dataclass(f"Train_{cls.__name__}", [*extra, *more], bases=(cls.Config,), frozen=True,
                                       kw_only=True)
@@ -520,7 +523,7 @@ class ResumeArgs:
     total_steps: Steps | None = None
     """New total environment steps per seed (default: the stored one; 2e6 notation accepted)."""
     progress: bool = True
-    """Show the progress bar."""
+    """Show progress: a bar on a terminal, a plain line every 10 iterations otherwise."""
 
 
 def _fail(prog: str, error: Exception) -> None:

@@ -222,3 +222,21 @@ def test_checkpoint_of_another_config_is_rejected(tmp_path):
     bigger = Trainer(PPO, tiny(PPO.Config, critic_hidden=(32,)), ToyEnv())
     with pytest.raises(ValueError, match="does not match"):
         ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state())
+
+
+def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
+    """Without a terminal (capsys), training prints a plain line every 10 iterations and at the end."""
+    run_dir = tmp_path / "run"
+    runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--iterations-per-call", "1",
+                       "--total-steps", str(12 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "steps/s" in ln]
+    assert [ln.split("(iteration ")[1].split(")")[0] for ln in lines] == ["10", "12"]
+    records = {r["step"]: r for r in read_metrics(run_dir) if "multiplier/lagrange" in r}
+    for line, it in zip(lines, (10, 12), strict=True):
+        assert line.startswith("ppo-lag ") and f"step {it * STEPS_PER_ITER:,}/{12 * STEPS_PER_ITER:,}" in line
+        shown = float(line.split("lagrange ")[1].split()[0])
+        assert shown == pytest.approx(records[it * STEPS_PER_ITER]["multiplier/lagrange"], abs=0.006)
+
+    runner.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
+                       "--total-steps", str(2 * STEPS_PER_ITER), *tiny_flags()])
+    assert "steps/s" not in capsys.readouterr().out
