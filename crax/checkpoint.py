@@ -28,6 +28,8 @@ import jax
 import numpy as np
 from flax import serialization
 
+from crax import distributed
+
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
 _CKPT_RE = re.compile(r"^step_(\d+)\.msgpack$")
@@ -128,12 +130,16 @@ def checkpoints(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
 
 def save_checkpoint(run_dir: str | os.PathLike, state, *, env_steps: int, iteration: int, keep: int = 2) -> Path:
     """Writes ``state`` (any pytree) as ``checkpoints/step_<env_steps>.msgpack`` atomically and prunes
-    all but the latest ``keep`` files."""
+    all but the latest ``keep`` files. In a multi-process run every process must call it (the state
+    is gathered from all of them); process 0 writes."""
     folder = Path(run_dir) / CHECKPOINT_DIR
+    path = folder / f"step_{int(env_steps)}.msgpack"
+    host = distributed.to_host(state)
+    if not distributed.is_main():
+        return path
     folder.mkdir(parents=True, exist_ok=True)
     payload = {"format": FORMAT_VERSION, "env_steps": int(env_steps), "iteration": int(iteration),
-               "state": _flatten(jax.device_get(state))}
-    path = folder / f"step_{int(env_steps)}.msgpack"
+               "state": _flatten(host)}
     atomic_write_bytes(path, serialization.msgpack_serialize(payload))
     for _, old in checkpoints(run_dir)[:-keep]:
         old.unlink(missing_ok=True)

@@ -83,6 +83,19 @@ class RunLogger:
         self._jsonl.close()
 
 
+class NullLogger:
+    """The logger of a process that writes nothing (every process but 0 of a multi-process run)."""
+
+    def log(self, step: int, per_seed: list[Mapping[str, float]]) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def read_metrics(path: str | os.PathLike) -> list[dict]:
     """The records of a ``metrics.jsonl`` (a torn last line from a crash is skipped)."""
     path = Path(path)

@@ -40,11 +40,11 @@ import numpy as np
 import tyro
 
 from crax import checkpoint as ckpt
-from crax import compose
+from crax import compose, distributed
 from crax.env import Env
 from crax.learners.base import ConstrainedPPO, PPOConfig, Steps
 from crax.learners.trainer import EVAL_POLICIES, Trainer
-from crax.logging import Progress, RunLogger, read_metrics
+from crax.logging import NullLogger, Progress, RunLogger, read_metrics
 
 RESULTS_FILE = "results.json"
 
@@ -201,12 +201,15 @@ def train(
         init_record = None if init_from is None else {"run_dir": str(init_from), "parts": list(init_parts)}
         if run_dir is None:
             label = envs[-1][1].rpartition(":")[2] + ("-curriculum" if stages else "")
-            run_dir = ckpt.new_run_dir(runs_root, label, cls.name)
+            made = str(ckpt.new_run_dir(runs_root, label, cls.name)) if distributed.is_main() else ""
+            run_dir = Path(distributed.agree(made))
         else:
             run_dir = Path(run_dir)
             if (run_dir / ckpt.CONFIG_FILE).exists():
                 raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
-            run_dir.mkdir(parents=True, exist_ok=True)
+            distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
+            if distributed.is_main():
+                run_dir.mkdir(parents=True, exist_ok=True)
     config = config if config is not None else cls.Config()
     if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
@@ -214,8 +217,9 @@ def train(
     if len(sizes) > 1:
         raise ValueError("curriculum stages must share one observation size; got "
                          + ", ".join(f"{i} {e.observation_size}" for e, i in envs))
-    ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}), config=config,
-                      stages=[i for _, i in envs] if len(envs) > 1 else None, init_from=init_record)
+    if distributed.is_main():
+        ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}),
+                          config=config, stages=[i for _, i in envs] if len(envs) > 1 else None, init_from=init_record)
     return _train_loop(cls, config, envs, run_dir, resume, progress, None if resume else init_record)
 
 
@@ -329,7 +333,8 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
         if start_iter >= total_iters:
             written = ""
             if not (run_dir / RESULTS_FILE).exists():  # it stopped between its last checkpoint and its results
-                _write_results(cls, config, envs, bounds, run_dir, _last_episodes(run_dir, seeds))
+                _write_results(cls, config, envs, bounds, run_dir, _last_episodes(run_dir, seeds),
+                               write=distributed.is_main())
                 written = " (written now from its metrics)"
             raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {restored['env_steps']:,} of "
                               f"{total_iters * steps_per_iter:,} steps; its results are in "
@@ -342,8 +347,10 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
     done_state = state  # the state after the last finished iteration (what Ctrl-C saves)
 
     eval_iters = _eval_iterations(total_iters, config.num_evals)
-    logger = RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None)
-    bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress,
+    main = distributed.is_main()
+    logger = (RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None) if main
+              else NullLogger())
+    bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress if main else False,
                    description=f"{cls.name} {env_id}", steps_per_iteration=steps_per_iter)
     multipliers: dict[str, float] = {}
     last_episode = _last_episodes(run_dir, seeds)  # a resumed run reports its last episodes before new ones end
@@ -358,7 +365,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
             trainer.compile(state, n)  # compile time stays out of the steps/s figure
             t0 = time.perf_counter()
             new_state, metrics = trainer.run(state, n)
-            metrics = jax.device_get(metrics)
+            metrics = distributed.to_host(metrics)
             elapsed = time.perf_counter() - t0
             sps = n * steps_per_iter * seeds / elapsed
             bad = metrics.pop("train/nonfinite") > 0
@@ -388,7 +395,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
             it += n
             step = it * steps_per_iter
             if any(it - n < e <= it for e in eval_iters):
-                ev = jax.device_get(trainer.evaluate(state, jax.random.fold_in(eval_key, it)))
+                ev = distributed.to_host(trainer.evaluate(state, jax.random.fold_in(eval_key, it)))
                 summaries = [_eval_summary(ev, s) for s in range(seeds)]
                 logger.log(step, [{f"eval/{mode}/{k}": v for mode, vals in sm.items() for k, v in vals.items()}
                                   for sm in summaries])
@@ -400,7 +407,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
                        _finite_mean([e["cost"] for e in last_episode]), multipliers)
     except KeyboardInterrupt:
         bar.close()
-        if it > last_ckpt:
+        if it > last_ckpt and not distributed.multiprocess():  # saving gathers from every process
             ckpt.save_checkpoint(run_dir, done_state, env_steps=it * steps_per_iter, iteration=it)
         print(f"\ninterrupted after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
               f"Resume with: crax train --resume {run_dir}", file=sys.stderr)
@@ -409,14 +416,16 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
         bar.close()
         logger.close()
 
-    final, evals, history = _write_results(cls, config, envs, bounds, run_dir, last_episode)
+    distributed.barrier("crax-metrics-written")  # every process reads the results from process 0's records
+    final, evals, history = _write_results(cls, config, envs, bounds, run_dir, last_episode, write=main)
     return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=total_iters * steps_per_iter,
                        final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)
 
 
 def _write_results(cls, config: PPOConfig, envs: list[tuple[Env, str]], bounds: list[int], run_dir: Path,
-                   last_episode: list[dict[str, float]]):
-    """Writes ``results.json`` from the run's ``metrics.jsonl``; returns ``(final, evals, history)``."""
+                   last_episode: list[dict[str, float]], write: bool = True):
+    """Writes ``results.json`` (unless ``write`` is False) from the run's ``metrics.jsonl``; returns
+    ``(final, evals, history)``."""
     seeds, steps_per_iter = config.num_seeds, config.steps_per_iteration
     history = read_metrics(run_dir)
     evals = _evals_from_history(history, seeds)
@@ -433,7 +442,8 @@ def _write_results(cls, config: PPOConfig, envs: list[tuple[Env, str]], bounds: 
     if len(envs) > 1:
         results["stages"] = [{"env": e, "first_step": b * steps_per_iter + 1, "last_step": b2 * steps_per_iter}
                              for (_, e), b, b2 in zip(envs, bounds, bounds[1:], strict=False)]
-    ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
+    if write:
+        ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
     return final, evals, history
 
 
@@ -513,6 +523,30 @@ COMPONENT_FLAGS: tuple = (
 )
 """``crax train``'s ``--constraint`` and ``--sensor`` flags (:func:`crax.compose.parse_flags`)."""
 
+DISTRIBUTED_FLAGS: tuple = (
+    ("coordinator_address", Annotated[str | None, tyro.conf.arg(
+        help="Train over several processes/hosts (jax.distributed): HOST:PORT of process 0, the same on every "
+             "process. The run folder must be on a filesystem all hosts share.")], dataclasses.field(default=None)),
+    ("num_processes", Annotated[int | None, tyro.conf.arg(
+        help="Number of processes of a multi-host run (default: detected on SLURM/MPI/Kubernetes).")],
+     dataclasses.field(default=None)),
+    ("process_id", Annotated[int | None, tyro.conf.arg(
+        help="This process's index in [0, num_processes) (default: detected).")], dataclasses.field(default=None)),
+)
+"""``crax train``'s multi-host flags (:mod:`crax.distributed`)."""
+
+
+def _join_cluster(prog: str, args: Any) -> None:
+    """Initializes jax.distributed when ``--coordinator-address`` was given (before any JAX work)."""
+    if args.coordinator_address is None:
+        if args.num_processes is not None or args.process_id is not None:
+            _fail(prog, ValueError("--num-processes and --process-id need --coordinator-address HOST:PORT"))
+        return
+    try:
+        distributed.initialize(args.coordinator_address, args.num_processes, args.process_id)
+    except ValueError as e:
+        _fail(prog, e)
+
 
 @dataclasses.dataclass(frozen=True)
 class ResumeArgs:
@@ -524,6 +558,12 @@ class ResumeArgs:
     """New total environment steps per seed (default: the stored one; 2e6 notation accepted)."""
     progress: bool = True
     """Show progress: a bar on a terminal, a plain line every 10 iterations otherwise."""
+    coordinator_address: str | None = None
+    """Resume a multi-host run: HOST:PORT of process 0 (see crax train --help)."""
+    num_processes: int | None = None
+    """Number of processes of a multi-host run (default: detected)."""
+    process_id: int | None = None
+    """This process's index (default: detected)."""
 
 
 def _fail(prog: str, error: Exception) -> None:
@@ -562,6 +602,7 @@ def train_main(argv: list[str]) -> None:
     prog = "crax train"
     if any(a == "--resume" or a.startswith("--resume=") for a in argv):
         args = tyro.cli(ResumeArgs, args=argv, prog=prog)
+        _join_cluster(prog, args)
         try:
             record = ckpt.read_config(args.resume)
             cls = get_learner(record["learner"])
@@ -572,10 +613,13 @@ def train_main(argv: list[str]) -> None:
             _fail(prog, e)
         result = run_or_exit(prog, train, cls, config, run_dir=args.resume, resume=True,
                               progress=None if args.progress else False)
-        print_final(result)
+        if distributed.is_main():
+            print_final(result)
         return
 
-    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.", extra=COMPONENT_FLAGS)
+    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.",
+                                              extra=COMPONENT_FLAGS + DISTRIBUTED_FLAGS)
+    _join_cluster(prog, args)
     try:
         env_kwargs = compose.parse_flags(args.constraint, args.sensor)
         if env_kwargs and ":" in args.env:
@@ -585,7 +629,8 @@ def train_main(argv: list[str]) -> None:
         _fail(prog, e)
     result = run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
                           env_kwargs=env_kwargs or None, progress=None if args.progress else False)
-    print_final(result)
+    if distributed.is_main():
+        print_final(result)
 
 
 def parse_learner_command(argv: list[str], prog: str, description: str, extra: tuple = ()):

@@ -29,6 +29,7 @@ import optax
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from crax import distributed
 from crax.env import AutoReset, Env, EpisodeStats, State, Vmap
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
@@ -126,6 +127,10 @@ class Trainer:
             devices = default_devices(config.num_devices)
         self.sharding = state_sharding(jax.eval_shape(init, self.seed_keys(jax.random.key(0))),
                                        config.num_seeds, config.num_envs, devices)
+        if self.sharding is None and distributed.multiprocess():
+            raise ValueError(f"a run over {jax.process_count()} processes spreads over {len(devices)} devices: "
+                             f"num_seeds ({config.num_seeds}) or num_envs ({config.num_envs}) must be a multiple "
+                             f"of {len(devices)}")
         self._init = jax.jit(init, out_shardings=self.sharding)
         self._run = jax.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
         self._compiled: dict[int, Any] = {}
@@ -189,7 +194,7 @@ class Trainer:
         """Puts a state (e.g. one restored from a checkpoint) on this trainer's devices."""
         if self.sharding is None:
             return jax.tree.map(jnp.asarray, state)
-        return jax.device_put(state, self.sharding)
+        return distributed.put(state, self.sharding)
 
     def learner(self, state: TrainState, seed: int = 0) -> ConstrainedPPO:
         """The learner module of one seed (a concrete NNX module, e.g. for a notebook)."""
@@ -421,8 +426,9 @@ def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> Stat
 
 
 def default_devices(num_devices: int) -> list[jax.Device]:
-    """The local devices a trainer spreads over: the first ``num_devices``, or with 0 every accelerator,
-    and a single device on a CPU.
+    """The devices a trainer spreads over: the first ``num_devices`` local devices, or with 0 every
+    accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.distributed`),
+    the same choice on every process.
 
     crax splits a CPU into host devices (one per core) so benchmarks can run envs data-parallel,
     but training sharded over host devices that share the same cores measured 2.5× slower than
@@ -433,8 +439,8 @@ def default_devices(num_devices: int) -> list[jax.Device]:
     if num_devices > len(available):
         raise ValueError(f"num_devices={num_devices} but only {len(available)} local device(s): {available}")
     if num_devices:
-        return available[:num_devices]
-    return available[:1] if available[0].platform == "cpu" else available
+        return distributed.global_devices(available[:num_devices])
+    return distributed.global_devices(available[:1] if available[0].platform == "cpu" else available)
 
 
 def state_sharding(abstract: TrainState, num_seeds: int, num_envs: int,
