@@ -1,4 +1,4 @@
-"""The ``crax`` command line: ``list``, ``bench``, ``train``, ``eval``.
+"""The ``crax`` command line: ``list``, ``bench``, ``render``, ``train``, ``eval``.
 
 ``train`` and ``eval`` are documented by ``crax train --help`` and ``crax eval --help``.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Annotated
+from typing import Annotated, Literal
 
 import tyro
 
@@ -17,7 +17,8 @@ commands:
   crax list                       bodies, suites, levels, env ids and learners
   crax bench --env PointGoal1     env steps/s against bare physics steps/s
   crax train <learner> --env ID   train a learner (crax train --help)
-  crax eval RUN_DIR               evaluate a trained run (crax eval --help)
+  crax render ID --out OUT.mp4    video of one episode with random actions (crax render --help)
+  crax eval RUN_DIR               evaluate a trained run (crax eval --help); --video OUT.mp4 films one episode
   crax sweep --out DIR ...        grid of learners × envs × bounds × seeds (crax sweep --help)
   crax table DIRS...              summary table of runs/sweeps with 95% intervals (crax table --help)
   crax plot DIRS... --out FIG     return and cost curves of runs/sweeps with 95% bands
@@ -80,6 +81,49 @@ class BenchCmd:
         print(format_table(self.env, rows))
 
 
+@dataclasses.dataclass(frozen=True)
+class RenderCmd:
+    """Renders one episode of an env with uniform random actions to a video (crax.render)."""
+
+    env: Annotated[tyro.conf.Positional[str], tyro.conf.arg(metavar="ENV_ID")]
+    """Env id, e.g. PointGoal1."""
+    out: str
+    """Video file to write: .mp4 (H.264) or .gif."""
+    steps: int | None = None
+    """Steps to film (default: one episode, episode_length steps or until it ends)."""
+    camera: Literal["track", "top"] = "track"
+    """track follows the agent; top looks down on the arena (or on the agent off-arena)."""
+    seed: int = 0
+    """Seed of the layout and the random actions."""
+    width: int = 480
+    """Frame width in pixels."""
+    height: int = 480
+    """Frame height in pixels."""
+
+    def run(self) -> None:
+        import jax
+
+        import crax
+        from crax import render
+
+        path = render.video_path(self.out)
+        if self.steps is not None and self.steps < 1:
+            raise ValueError(f"--steps must be >= 1, got {self.steps}")
+        for name in ("width", "height"):
+            if not 1 <= getattr(self, name) <= 4096:
+                raise ValueError(f"--{name} must be in [1, 4096] pixels, got {getattr(self, name)}")
+        env = crax.make(self.env)
+        states = render.rollout(env, None, jax.random.key(self.seed), self.steps or env.episode_length)
+        if self.steps is None:
+            states = render.first_episode(states)
+        try:
+            render.save_video(env, states, path, camera=self.camera, width=self.width, height=self.height)
+        except render.RenderingUnavailable as e:
+            print(f"crax: error: {e}", file=sys.stderr)
+            raise SystemExit(1) from None
+        print(path)
+
+
 def _studies():
     from crax.studies import cli
 
@@ -112,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
             {
                 "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
                 "bench": BenchCmd,
+                "render": RenderCmd,
                 "sweep": _studies().SweepCmd,
                 "table": _studies().TableCmd,
                 "plot": _studies().PlotCmd,

@@ -474,6 +474,20 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
+    record, cls, config, trainer, restored, policy = _restore(run_dir, episodes, env, policy)
+    model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
+    ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
+    per_seed = [_verdict(_eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
+    pooled = {mode: {**{k: float(np.mean(v)) for k, v in vals.items()},
+                     **{f"{k}_std": float(np.std(v)) for k, v in vals.items()}} for mode, vals in ev.items()}
+    return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
+            "safety_bound": config.safety_bound, **_verdict(pooled, policy, config.safety_bound),
+            "per_seed": per_seed}
+
+
+def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | None):
+    """A run's record, learner class, config (``eval_envs=episodes``), trainer, latest checkpoint and
+    judged policy (``policy``, or the run's ``eval_policy``; ValueError if not in EVAL_POLICIES)."""
     record = ckpt.read_config(run_dir)
     cls = get_learner(record["learner"])
     config = ckpt.config_from_dict(cls.Config, record["config"])
@@ -484,14 +498,31 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
     trainer = Trainer(cls, config, env_obj)
     restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
-    model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
-    ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
-    per_seed = [_verdict(_eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
-    pooled = {mode: {**{k: float(np.mean(v)) for k, v in vals.items()},
-                     **{f"{k}_std": float(np.std(v)) for k, v in vals.items()}} for mode, vals in ev.items()}
-    return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
-            "safety_bound": config.safety_bound, **_verdict(pooled, policy, config.safety_bound),
-            "per_seed": per_seed}
+    return record, cls, config, trainer, restored, policy
+
+
+def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: str | None = None,
+               camera: str = "track", width: int = 480, height: int = 480) -> Path:
+    """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
+    (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
+    learner sees (its ``wrap_env``), episode drawn from ``seed``. Returns the path."""
+    from flax import nnx
+
+    from crax import render
+
+    path = render.video_path(path)
+    _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy)
+    learner_state = jax.tree.map(lambda x: jax.numpy.asarray(x[0]), restored["state"].model)
+    deterministic = policy == "deterministic"
+
+    def act(obs: jax.Array, key: jax.Array) -> jax.Array:
+        learner = nnx.merge(trainer.graphdef, learner_state)[0]
+        loc, scale = learner.policy(obs)
+        return jax.numpy.tanh(loc if deterministic else loc + scale * jax.random.normal(key, loc.shape))
+
+    env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's wrap_env
+    states = render.first_episode(render.rollout(env, act, jax.random.key(seed), env.episode_length))
+    return render.save_video(env, states, path, camera=camera, width=width, height=height)
 
 
 # ---- command line ---------------------------------------------------------------------------------
@@ -680,15 +711,26 @@ class EvalArgs:
     """Policy the safe verdict is taken on (default: the run's eval_policy, stochastic unless changed)."""
     json: bool = False
     """Print the result as JSON."""
+    video: str | None = None
+    """Also write a video (.mp4 or .gif) of one evaluation episode of seed 0's learner with the judged policy."""
+    camera: Literal["track", "top"] = "track"
+    """Camera of the video: track follows the agent, top looks down on the arena."""
 
 
 def eval_main(argv: list[str]) -> None:
     """``crax eval RUN_DIR [--episodes N] [--policy P]``: return and cost of both policies, safe or not safe."""
     prog = "crax eval"
     args = tyro.cli(EvalArgs, args=argv, prog=prog)
+    from crax.render import RenderingUnavailable, video_path
+
     try:
+        if args.video is not None:
+            video_path(args.video)  # a bad suffix fails before the evaluation runs
         res = evaluate(args.run_dir, args.episodes, seed=args.seed, policy=args.policy)
-    except ValueError as e:
+        if args.video is not None:
+            res["video"] = str(eval_video(args.run_dir, args.video, seed=args.seed, policy=res["policy"],
+                                          camera=args.camera))
+    except (ValueError, RenderingUnavailable) as e:
         _fail(prog, e)
     if args.json:
         print(json.dumps(res, indent=2))
@@ -703,3 +745,5 @@ def eval_main(argv: list[str]) -> None:
     verdict = "safe" if res["safe"] else "not safe"
     print(f"{res['policy']} policy: mean return {res['return']:.3f}  mean cost {res['cost']:.3f}  -> {verdict} "
           f"(cost {'<' if res['safe'] else '>='} bound {res['safety_bound']:g})")
+    if "video" in res:
+        print(f"video: {res['video']}")

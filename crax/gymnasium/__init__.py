@@ -1,0 +1,61 @@
+"""Gymnasium and Safety-Gymnasium faces of crax envs.
+
+    import crax.gymnasium
+
+    env = crax.gymnasium.make("PointGoal1")                    # a gymnasium.Env
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    info["cost"], info["cost/contact"]                          # the step's cost and its terms
+
+    envs = crax.gymnasium.make("PointGoal1", num_envs=1024)    # a gymnasium.vector.VectorEnv
+    envs = crax.gymnasium.make("PointGoal1", safety_gymnasium=True)   # step -> (obs, r, cost, term, trunc, info)
+
+:class:`CraxEnv` and :class:`CraxVectorEnv` wrap any crax :class:`crax.Env` (e.g. one with a
+:class:`crax.env.SauteBudget`); the vector env autoresets on the same step (its docstring has the
+``final_obs``/``final_info`` layout). :mod:`crax.gymnasium.safety` is the one-import-change
+replacement for ``safety_gymnasium``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import crax
+from crax.gymnasium.env import RENDER_MODES, CraxEnv, check_render_mode
+from crax.gymnasium.safety import SafetyGymnasiumVectorWrapper, SafetyGymnasiumWrapper
+from crax.gymnasium.vector import CraxVectorEnv
+
+__all__ = [
+    "RENDER_MODES", "CraxEnv", "CraxVectorEnv", "SafetyGymnasiumVectorWrapper", "SafetyGymnasiumWrapper", "make",
+]
+
+
+def make(env_id: str, num_envs: int = 1, render_mode: str | None = None, safety_gymnasium: bool = False, *,
+         camera: str | None = None, width: int | None = None, height: int | None = None, **params: Any):
+    """The crax env ``env_id`` as a Gymnasium env (``num_envs == 1``) or vector env.
+
+    Args:
+      env_id: a crax id (``crax.env_ids()``).
+      num_envs: 1 for a :class:`CraxEnv`, more for a :class:`CraxVectorEnv` (same-step autoreset).
+      render_mode: None or ``"rgb_array"``.
+      safety_gymnasium: wrap in :class:`SafetyGymnasiumWrapper` (or the vector one): ``step``
+        returns ``(obs, reward, cost, terminated, truncated, info)``.
+      camera, width, height: for ``render()`` (:func:`crax.render.render`); None: its defaults.
+      **params: passed to :func:`crax.make` (``crax.parameters(env_id)`` lists them), e.g.
+        ``episode_length=500``.
+
+    Raises:
+      ValueError: ``num_envs`` below 1, an unknown ``render_mode`` (before the env is built), or
+        whatever :func:`crax.make` rejects (unknown id or parameter), unchanged. Nothing is
+        compiled before the first ``reset``.
+    """
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    check_render_mode(render_mode)
+    env = crax.make(env_id, **params)
+    render_kwargs = {k: v for k, v in (("camera", camera), ("width", width), ("height", height)) if v is not None}
+    if num_envs == 1:
+        single = CraxEnv(env, render_mode, render_kwargs)
+        return SafetyGymnasiumWrapper(single) if safety_gymnasium else single
+    vector = CraxVectorEnv(env, num_envs, render_mode, render_kwargs)
+    return SafetyGymnasiumVectorWrapper(vector) if safety_gymnasium else vector

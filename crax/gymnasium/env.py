@@ -1,0 +1,147 @@
+"""`CraxEnv`: one crax env as a `gymnasium.Env`, and what it shares with the vector env."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import gymnasium as gym
+import jax
+import numpy as np
+
+from crax.env import Env, State
+
+RENDER_MODES = ("rgb_array",)
+"""The render modes the adapters accept (besides None)."""
+
+_MAX_SEED = 2**63
+"""``jax.random.key`` takes a seed below this."""
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """Raises ValueError unless ``render_mode`` is None or one of :data:`RENDER_MODES`."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; got {render_mode!r}")
+
+
+def observation_box(env: Env) -> gym.spaces.Box:
+    return gym.spaces.Box(-np.inf, np.inf, (env.observation_size,), np.float32)
+
+
+def action_box(env: Env) -> gym.spaces.Box:
+    return gym.spaces.Box(-1.0, 1.0, (env.action_size,), np.float32)
+
+
+def host(tree: Any) -> Any:
+    """Fresh, writable numpy copies of a pytree of device arrays (one ``device_get`` for all)."""
+    return jax.tree.map(np.array, jax.device_get(tree))
+
+
+class _Adapter:
+    """What the single and the vector env share: the crax env, its jitted reset and step, the key
+    sequence, action checking and rendering. ``state`` is the current crax :class:`State`."""
+
+    env: Env
+    state: State | None
+    np_random: np.random.Generator
+
+    def _setup(self, env: Env, step_env: Env, render_mode: str | None, render_kwargs: dict[str, Any]) -> None:
+        check_render_mode(render_mode)
+        self.env = env
+        self.render_mode = render_mode
+        self.render_kwargs = dict(render_kwargs)
+        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES), "render_fps": round(1.0 / env.dt)}
+        self._reset_fn = jax.jit(step_env.reset)
+        self._step_fn = jax.jit(step_env.step)
+        self._key: jax.Array | None = None
+        self.state = None
+
+    def _episode_key(self, seed: int | None) -> jax.Array:
+        """The key of the next reset: a seed restarts the key sequence at ``jax.random.key(seed)``;
+        without one the sequence goes on (its first key is drawn from ``np_random``)."""
+        if seed is not None:
+            if not 0 <= seed < _MAX_SEED:
+                raise ValueError(f"seed must be an int in [0, 2**63), got {seed!r}")
+            self._key = jax.random.key(seed)
+        elif self._key is None:
+            self._key = jax.random.key(int(self.np_random.integers(_MAX_SEED // 2)))
+        self._key, key = jax.random.split(self._key)
+        return key
+
+    @staticmethod
+    def _check_options(options: dict[str, Any] | None) -> None:
+        if options:
+            raise ValueError(f"reset options {sorted(options)} are not supported: crax envs take no reset options")
+
+    def _action(self, action: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != shape:
+            raise ValueError(f"action has shape {a.shape}; {getattr(self.env, 'id', 'the env')} expects {shape} {what}")
+        return a
+
+    def _require_state(self) -> State:
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before step() or render()")
+        return self.state
+
+    def _render_state(self) -> State:
+        return self._require_state()
+
+    def render(self) -> np.ndarray | None:
+        """The current state as an ``(H, W, 3)`` uint8 image (``render_mode="rgb_array"``), else None."""
+        if self.render_mode is None:
+            gym.logger.warn("render() was called without a render mode; make the env with render_mode='rgb_array'")
+            return None
+        from crax.render import render  # imported here: rendering needs an OpenGL context
+
+        return render(self.env, self._render_state(), **self.render_kwargs)
+
+    def close(self, **kwargs: Any) -> None:
+        """Frees the renderer (and its GL context) if this env rendered."""
+        render = sys.modules.get("crax.render")
+        if self.render_mode is not None and render is not None:
+            render.close(self.env)
+        super().close(**kwargs)
+
+
+class CraxEnv(_Adapter, gym.Env):
+    """A crax env (unbatched) as a ``gymnasium.Env``.
+
+    Observations are float32 arrays in a ``Box(-inf, inf, (observation_size,))``, actions a
+    ``Box(-1, 1, (action_size,))``. ``step`` returns numpy values and Python scalars:
+    ``terminated`` is crax's ``done`` without ``truncation`` (the time limit), and ``info``
+    holds ``cost`` (the step's cost) and every metric of the step (``reward/<term>``,
+    ``cost/<term>``, ``env/...``). Each call runs one jitted ``env.step`` (compiled on the first
+    call) and copies its results to the host in one transfer.
+
+    ``reset(seed=s)`` restarts the env's key sequence at ``jax.random.key(s)``; a reset without a
+    seed draws the next key of the sequence (the first one from ``np_random``), so a seeded reset
+    followed by unseeded ones repeats exactly. ``state`` is the current crax :class:`State`.
+
+    Args:
+      env: an unbatched crax env (``crax.make(...)``, possibly wrapped).
+      render_mode: None or ``"rgb_array"`` (:func:`crax.render.render` of the current state).
+      render_kwargs: passed to :func:`crax.render.render` (``camera``, ``width``, ``height``).
+    """
+
+    metadata: dict[str, Any] = {}
+
+    def __init__(self, env: Env, render_mode: str | None = None, render_kwargs: dict[str, Any] | None = None):
+        self._setup(env, env, render_mode, render_kwargs or {})
+        self.observation_space = observation_box(env)
+        self.action_space = action_box(env)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._check_options(options)
+        self.state = self._reset_fn(self._episode_key(seed))
+        return host(self.state.obs), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        state = self._require_state()
+        action = self._action(action, self.action_space.shape, "(action_size,)")
+        s = self.state = self._step_fn(state, action)
+        obs, reward, cost, done, truncation, metrics = host((s.obs, s.reward, s.cost, s.done, s.truncation, s.metrics))
+        info = {"cost": float(cost), **{k: v.item() if v.ndim == 0 else v for k, v in metrics.items()}}
+        truncated = bool(truncation > 0)
+        return obs, float(reward), bool(done > 0) and not truncated, truncated, info
