@@ -59,6 +59,8 @@ class Args:
     """Suffix of the output files (e.g. ``-sync`` for a run with --no-desync-episodes)."""
     last_iterations: int = 20
     """Iterations over which the spread of each multiplier is reported."""
+    set: tuple[str, ...] = ()
+    """Config overrides FIELD=VALUE for every learner that has the field, e.g. ``--set saute_discount=0.999``."""
 
 
 def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
@@ -72,7 +74,25 @@ def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
     return out
 
 
+def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
+    """``FIELD=VALUE`` pairs, values read as JSON where they parse (numbers, booleans), else as text."""
+    out = {}
+    for pair in pairs:
+        field, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects FIELD=VALUE, got {pair!r}")
+        try:
+            out[field] = json.loads(value)
+        except json.JSONDecodeError:
+            out[field] = value
+    return out
+
+
 def main(args: Args) -> None:
+    unknown = [f for f in _overrides(args.set)
+               if not any(f in runner.get_learner(n).Config.__dataclass_fields__ for n in args.learners)]
+    if unknown:
+        raise SystemExit(f"--set: no learner of {list(args.learners)} has the config field(s) {unknown}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     rows, curves = [], {}
     for name in args.learners:
@@ -80,7 +100,8 @@ def main(args: Args) -> None:
         config = cls.Config(total_steps=args.total_steps, num_envs=args.num_envs, batch_size=args.batch_size,
                             num_minibatches=args.num_minibatches, unroll_length=args.unroll_length,
                             critic_hidden=args.critic_hidden, num_evals=args.num_evals, seed=args.seed,
-                            desync_episodes=args.desync_episodes)
+                            desync_episodes=args.desync_episodes,
+                            **{k: v for k, v in _overrides(args.set).items() if k in cls.Config.__dataclass_fields__})
         t = time.perf_counter()
         result = runner.train(name, config, args.env, runs_root=RESULTS / "runs")
         minutes = (time.perf_counter() - t) / 60

@@ -12,6 +12,8 @@ README; everything between the markers is replaced. Tables:
   physics, one row per env id.
 - ``learning-<ENV>``: ``learning_<ENV>.json`` written by ``benchmarks/learning.py``.
 - ``tau``: ``tau_<Body>.json`` written by ``benchmarks/measure_tau.py``.
+- ``md-<STEM>``: ``<STEM>.md`` as written (``crax table``'s Markdown of a sweep, ``budgets.py``'s table).
+- ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 """
 
 from __future__ import annotations
@@ -82,14 +84,32 @@ def tau_table() -> str:
     return "\n".join(lines)
 
 
+def gym_vector_table() -> str:
+    rows: dict[tuple[str, int], dict] = {}
+    for line in (RESULTS / "gym_vector.jsonl").read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            rows[(r["env"], r["num_envs"])] = r
+    lines = ["| env | N | Gymnasium vector env steps/s | crax native steps/s | Gymnasium / native | load (1 min) |",
+             "|---|---|---|---|---|---|"]
+    for (env, n), r in sorted(rows.items()):
+        lines.append(f"| {env} | {n} | {r['gym_steps_per_s']:,} | {r['native_steps_per_s']:,} | {r['ratio']:.2f}× | "
+                     f"{r['load_1min']:.1f} |")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
     if name == "bench-envs":
         return bench_envs_table()
     if name == "tau":
         return tau_table()
+    if name == "gym-vector":
+        return gym_vector_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, learning-<ENV>")
+    if name.startswith("md-"):
+        return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, learning-<ENV>, md-<STEM>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)

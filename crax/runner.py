@@ -715,6 +715,10 @@ class EvalArgs:
     """Also write a video (.mp4 or .gif) of one evaluation episode of seed 0's learner with the judged policy."""
     camera: Literal["track", "top"] = "track"
     """Camera of the video: track follows the agent, top looks down on the arena."""
+    width: int = 480
+    """Video width in pixels."""
+    height: int = 480
+    """Video height in pixels."""
 
 
 def eval_main(argv: list[str]) -> None:
@@ -729,7 +733,7 @@ def eval_main(argv: list[str]) -> None:
         res = evaluate(args.run_dir, args.episodes, seed=args.seed, policy=args.policy)
         if args.video is not None:
             res["video"] = str(eval_video(args.run_dir, args.video, seed=args.seed, policy=res["policy"],
-                                          camera=args.camera))
+                                          camera=args.camera, width=args.width, height=args.height))
     except (ValueError, RenderingUnavailable) as e:
         _fail(prog, e)
     if args.json:

@@ -267,11 +267,12 @@ def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(runner, "evaluate", evaluate)
     out = tmp_path / "eval.mp4"
-    runner.eval_main([str(tiny_run), "--episodes", "1", "--video", str(out), "--camera", "top", "--json"])
+    runner.eval_main([str(tiny_run), "--episodes", "1", "--video", str(out), "--camera", "top", "--width", "96",
+                      "--height", "64", "--json"])
     assert calls == [(str(tiny_run), 1, 0, None)]
     assert json.loads(capsys.readouterr().out)["video"] == str(out)
     video = iio.imread(out, index=None)
-    assert video.shape == (5, 480, 480, 3)  # the reset frame and 4 steps: one whole episode
+    assert video.shape == (5, 64, 96, 3)  # the reset frame and 4 steps: one whole episode
     assert video.std() > 10
 
 
