@@ -29,6 +29,7 @@ import dataclasses
 import importlib
 import json
 import math
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -221,6 +222,22 @@ def train(
         ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}),
                           config=config, stages=[i for _, i in envs] if len(envs) > 1 else None, init_from=init_record)
     return _train_loop(cls, config, envs, run_dir, resume, progress, None if resume else init_record)
+
+
+def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: str | Env, run_dir: str | Path, *,
+                 progress: bool | None = None, init_from: str | Path | None = None) -> TrainResult | None:
+    """Brings ``run_dir`` to the end of ``config``'s budget, whatever state it was left in: trains a
+    new run where it holds none, resumes from the newest checkpoint, starts over where the run stopped
+    before its first checkpoint (nothing to keep); None where the run was already complete."""
+    run_dir = Path(run_dir)
+    if (run_dir / ckpt.CONFIG_FILE).exists():
+        if ckpt.checkpoints(run_dir):
+            try:
+                return train(None, config, run_dir=run_dir, resume=True, progress=progress)
+            except RunComplete:
+                return None
+        shutil.rmtree(run_dir)
+    return train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from)
 
 
 def _initial_model(trainer: Trainer, state, init: dict[str, Any]):

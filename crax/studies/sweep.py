@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -56,17 +55,12 @@ def run_cell(run_dir: str, learner: str, env: str, config: PPOConfig, progress: 
     action = {"new": "train", "done": "skip", "partial": "resume", "restart": "restart"}[state]
     if state == "done":
         return {"status": "done", "action": action, "error": None}
-    if state == "restart":
-        shutil.rmtree(run_dir)
     try:
-        if state == "partial":
-            runner.train(None, run_dir=run_dir, resume=True, progress=progress)
-        else:
-            runner.train(learner, config, env, run_dir=run_dir, progress=progress)
-    except runner.RunComplete:  # stopped after its last checkpoint: the runner has now written its results
-        return {"status": "done" if _complete(Path(run_dir)) else "failed", "action": "finish", "error": None}
+        result = runner.complete_run(learner, config, env, run_dir, progress=progress)
     except (ValueError, runner.TrainingDiverged) as e:
         return {"status": "failed", "action": action, "error": f"{type(e).__name__}: {e}"}
+    if result is None:  # stopped after its last checkpoint: the runner has now written its results
+        return {"status": "done" if _complete(Path(run_dir)) else "failed", "action": "finish", "error": None}
     return {"status": "done", "action": action, "error": None}
 
 

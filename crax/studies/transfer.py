@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,19 +22,6 @@ import tyro
 from crax import checkpoint as ckpt
 from crax import runner
 from crax.learners.base import ConstrainedPPO, PPOConfig
-
-
-def _phase(learner, config: PPOConfig, env: str, run_dir: Path, progress: bool | None,
-           init_from: Path | None = None) -> runner.TrainResult | None:
-    """Trains one phase into ``run_dir``: from scratch, by resuming it, or not at all when finished."""
-    if (run_dir / ckpt.CONFIG_FILE).exists():
-        if ckpt.checkpoints(run_dir):
-            try:
-                return runner.train(None, config, run_dir=run_dir, resume=True, progress=progress)
-            except runner.RunComplete:
-                return None
-        shutil.rmtree(run_dir)  # interrupted before its first checkpoint: nothing to keep
-    return runner.train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from)
 
 
 def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal3", *,
@@ -58,12 +44,13 @@ def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = Non
         ppo = runner.get_learner("ppo")
         shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(PPOConfig)}
         ppo_config = ppo.Config(**{**shared, "total_steps": first})
-        _phase(ppo, ppo_config, env, run_dir / "ppo", progress)
+        runner.complete_run(ppo, ppo_config, env, run_dir / "ppo", progress=progress)
         from_run = run_dir / "ppo"
     else:
         ckpt.read_config(from_run)  # a clear error for a folder that is not a run
     safe_config = dataclasses.replace(config, total_steps=config.total_steps - first)
-    result = _phase(cls, safe_config, env, run_dir / cls.name, progress, init_from=Path(from_run))
+    result = runner.complete_run(cls, safe_config, env, run_dir / cls.name, progress=progress,
+                                 init_from=Path(from_run))
     if result is None:
         raise runner.RunComplete(f"transfer {str(run_dir)!r} is complete; its results are in "
                                  f"{run_dir / cls.name / runner.RESULTS_FILE}")

@@ -30,7 +30,7 @@ class FakeTrain:
         self.fail = dict(fail or {})
 
     def __call__(self, learner, config=None, env=None, *, run_dir, resume=False, progress=None, **_):
-        name = run_dir.rsplit("/", 1)[-1]
+        name = Path(run_dir).name
         self.calls.append(("resume" if resume else "train", name))
         if resume:
             record = ckpt.read_config(run_dir)
