@@ -105,14 +105,10 @@ def _path_key(path) -> str:
     return "/".join(str(getattr(p, "key", getattr(p, "idx", getattr(p, "name", p)))) for p in path)
 
 
-def _is_key(leaf) -> bool:
-    return jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
-
-
 def _flatten(tree) -> dict[str, np.ndarray]:
     out = {}
     for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
-        if _is_key(leaf):
+        if distributed.is_key(leaf):
             out[_KEY_PREFIX + _path_key(path)] = np.asarray(jax.random.key_data(leaf))
         else:
             out[_path_key(path)] = np.asarray(leaf)
@@ -161,7 +157,7 @@ def _read(path: Path, template) -> dict[str, Any]:
     leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
     restored = []
     for p, leaf in leaves:
-        key = _is_key(leaf)
+        key = distributed.is_key(leaf)
         name = (_KEY_PREFIX if key else "") + _path_key(p)
         if name not in stored:
             raise ValueError(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")

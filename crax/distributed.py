@@ -48,7 +48,8 @@ def is_main() -> bool:
     return jax.process_index() == 0
 
 
-def _is_key(x: Any) -> bool:
+def is_key(x: Any) -> bool:
+    """Whether ``x`` is an array of typed PRNG keys."""
     return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
 
 
@@ -61,7 +62,7 @@ def to_host(tree: Any) -> Any:
     def gather(x):
         if not isinstance(x, jax.Array):
             return x
-        if _is_key(x):
+        if is_key(x):
             return jax.random.wrap_key_data(np.asarray(multihost_utils.process_allgather(jax.random.key_data(x),
                                                                                           tiled=True)))
         return np.asarray(multihost_utils.process_allgather(x, tiled=True))
@@ -108,7 +109,7 @@ def put(tree: Any, shardings: Any) -> Any:
     def one(x, sharding):
         if isinstance(x, jax.Array) and not x.is_fully_addressable:  # already global: reshard on devices
             return jax.device_put(x, sharding)
-        if _is_key(x):
+        if is_key(x):
             data = one(np.asarray(jax.random.key_data(x)), sharding)
             return jax.jit(jax.random.wrap_key_data, out_shardings=sharding)(data)
         x = np.asarray(x)
