@@ -225,10 +225,12 @@ def train(
 
 
 def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: str | Env, run_dir: str | Path, *,
-                 progress: bool | None = None, init_from: str | Path | None = None) -> TrainResult | None:
+                 progress: bool | None = None, init_from: str | Path | None = None,
+                 env_kwargs: dict[str, Any] | None = None) -> TrainResult | None:
     """Brings ``run_dir`` to the end of ``config``'s budget, whatever state it was left in: trains a
-    new run where it holds none, resumes from the newest checkpoint, starts over where the run stopped
-    before its first checkpoint (nothing to keep); None where the run was already complete."""
+    new run where it holds none, resumes from the newest checkpoint (with the ``env_kwargs`` stored
+    in it), starts over where the run stopped before its first checkpoint (nothing to keep); None
+    where the run was already complete."""
     run_dir = Path(run_dir)
     if (run_dir / ckpt.CONFIG_FILE).exists():
         if ckpt.checkpoints(run_dir):
@@ -237,7 +239,7 @@ def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: st
             except RunComplete:
                 return None
         shutil.rmtree(run_dir)
-    return train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from)
+    return train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from, env_kwargs=env_kwargs)
 
 
 def _initial_model(trainer: Trainer, state, init: dict[str, Any]):
@@ -569,7 +571,17 @@ COMPONENT_FLAGS: tuple = (
         help="Add a registered sensor to the env's observation: NAME or NAME:param=value,param=value.")],
      dataclasses.field(default=())),
 )
-"""``crax train``'s ``--constraint`` and ``--sensor`` flags (:func:`crax.compose.parse_flags`)."""
+"""``--constraint`` and ``--sensor`` flags of ``crax train``, ``curriculum`` and ``transfer`` (:func:`env_kwargs_of`)."""
+
+
+def env_kwargs_of(args: Any) -> dict[str, Any] | None:
+    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor`` flags (None when
+    neither is given). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
+    env_kwargs = compose.parse_flags(args.constraint, args.sensor)
+    if env_kwargs and ":" in args.env:
+        raise ValueError(f"--constraint and --sensor add components to a registered env id (crax.make), "
+                         f"not to the env class {args.env!r}")
+    return env_kwargs or None
 
 DISTRIBUTED_FLAGS: tuple = (
     ("coordinator_address", Annotated[str | None, tyro.conf.arg(
@@ -669,14 +681,11 @@ def train_main(argv: list[str]) -> None:
                                               extra=COMPONENT_FLAGS + DISTRIBUTED_FLAGS)
     _join_cluster(prog, args)
     try:
-        env_kwargs = compose.parse_flags(args.constraint, args.sensor)
-        if env_kwargs and ":" in args.env:
-            raise ValueError(f"--constraint and --sensor add components to a registered env id (crax.make), "
-                             f"not to the env class {args.env!r}")
+        env_kwargs = env_kwargs_of(args)
     except ValueError as e:
         _fail(prog, e)
     result = run_or_exit(prog, train, cls, config, args.env, run_dir=args.run_dir, runs_root=args.runs_root,
-                          env_kwargs=env_kwargs or None, progress=None if args.progress else False)
+                          env_kwargs=env_kwargs, progress=None if args.progress else False)
     if distributed.is_main():
         print_final(result)
 

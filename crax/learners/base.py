@@ -228,6 +228,10 @@ class ConstrainedPPO(nnx.Module):
     Config: ClassVar[type[PPOConfig]] = PPOConfig
     supports_budgets: ClassVar[bool] = False
     """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
+    reads_bound: ClassVar[bool] = True
+    """Whether training depends on ``safety_bound`` (False for PPO and PPO-Cost, and for a subclass
+    that reads neither it nor ``budgets``): a sweep then trains the learner once per env, and the
+    summary table judges that one run against every bound of the env."""
 
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):

@@ -12,3 +12,4 @@ class PPO(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo"
     Config: ClassVar[type[PPOConfig]] = PPOConfig
+    reads_bound: ClassVar[bool] = False

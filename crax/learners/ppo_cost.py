@@ -23,6 +23,7 @@ class PPOCost(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-cost"
     Config: ClassVar[type[PPOConfig]] = PPOCostConfig
+    reads_bound: ClassVar[bool] = False
 
     def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
         return reward - self.config.cost_weight * cost

@@ -13,7 +13,7 @@ from crax.learners.base import Steps
 # Learner config fields a sweep may override for every cell (None: the learner's default).
 _OVERRIDES = ("total_steps", "num_envs", "batch_size", "num_minibatches", "unroll_length", "num_epochs",
               "learning_rate", "entropy_cost", "actor_hidden", "critic_hidden", "num_evals", "eval_envs",
-              "eval_policy", "seed", "iterations_per_call", "checkpoint_every", "num_devices")
+              "eval_policy", "seed", "iterations_per_call", "checkpoint_every", "num_devices", "budgets")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,13 +77,22 @@ class SweepCmd:
     """Checkpoint every this many iterations."""
     num_devices: int | None = None
     """Local devices to spread seeds over (0 = all)."""
+    budgets: tuple[str, ...] | None = None
+    """Per-term budgets cost/<term>=<d> for every cell (learners with per-term multipliers only)."""
+    constraint: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """Add a registered constraint term to every env: NAME or NAME:param=value,..., e.g. action_energy:weight=0.05."""
+    sensor: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """Add a registered sensor to every env's observation: NAME or NAME:param=value,..."""
 
     def run(self) -> None:
+        from crax.compose import parse_flags
         from crax.studies.sweep import sweep
 
         overrides = {k: getattr(self, k) for k in _OVERRIDES if getattr(self, k) is not None}
+        env_kwargs = parse_flags(self.constraint, self.sensor)
         try:
             result = sweep(self.out, self.learners, self.envs, self.safety_bounds, self.num_seeds, overrides,
+                           env_kwargs=env_kwargs,
                            backend=self.backend, address=self.address, cpus_per_cell=self.cpus_per_cell,
                            gpus_per_cell=self.gpus_per_cell, dry_run=self.dry_run,
                            progress=None if self.progress else False)

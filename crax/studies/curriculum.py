@@ -6,6 +6,7 @@ from one stage to the next; each stage starts fresh envs of its level. It is one
 ``results.json`` gives each stage's step range. ``crax train --resume`` continues it like any run.
 
     crax curriculum ppo-lag --env PointGoal --total-steps 3e6
+    crax curriculum ppo-lag --env PointGoal --constraint action_energy:weight=0.05 --budgets cost/action_energy=5 ...
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def curriculum_main(argv: list[str]) -> None:
     """``crax curriculum <learner> --env PointGoal [--levels 1 2 3] [config flags]``."""
     prog = "crax curriculum"
     cls, config, args = runner.parse_learner_command(
-        argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.", extra=(_LEVELS,))
-    result = runner.run_or_exit(prog, curriculum, cls, config, args.env, levels=args.levels,
-                                run_dir=None if args.run_dir is None else Path(args.run_dir),
-                                runs_root=args.runs_root, progress=None if args.progress else False)
+        argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
+        extra=(_LEVELS, *runner.COMPONENT_FLAGS))
+    result = runner.run_or_exit(prog, lambda: curriculum(
+        cls, config, args.env, levels=args.levels, run_dir=None if args.run_dir is None else Path(args.run_dir),
+        runs_root=args.runs_root, env_kwargs=runner.env_kwargs_of(args), progress=None if args.progress else False))
     runner.print_final(result)

@@ -1,5 +1,6 @@
 """A sweep's grid: learners × env ids × safety bounds, each cell training ``num_seeds`` seeds
-together, with config overrides shared by every cell. Everything is validated before anything trains."""
+together, with config overrides and added env components shared by every cell. Everything is
+validated before anything trains."""
 
 from __future__ import annotations
 
@@ -17,29 +18,43 @@ GRID_FIELDS = ("safety_bound", "num_seeds")
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
-    """One grid cell: a learner on an env under one safety bound (its seeds train together)."""
+    """One grid cell: a learner on an env under one safety bound (its seeds train together).
+    ``safety_bound`` is None for a learner whose training ignores the bound (``reads_bound``
+    False, e.g. PPO): one cell per env serves every bound of the grid."""
 
     learner: str
     env: str
-    safety_bound: float
+    safety_bound: float | None
 
     @property
     def name(self) -> str:
-        """The cell's run folder name inside the sweep folder: ``<env>-<learner>-d<bound>``."""
-        return f"{self.env.rpartition(':')[2]}-{self.learner}-d{self.safety_bound:g}"
+        """The cell's run folder name inside the sweep folder: ``<env>-<learner>-d<bound>``, or
+        ``<env>-<learner>`` for a bound-free cell."""
+        bound = "" if self.safety_bound is None else f"-d{self.safety_bound:g}"
+        return f"{self.env.rpartition(':')[2]}-{self.learner}{bound}"
 
 
-def check_env(env_id: str) -> None:
+def check_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
     """ValueError naming the valid choices when ``env_id`` is neither a registered id nor an import
-    path of an :class:`crax.env.Env` subclass (checked without building the env)."""
+    path of an :class:`crax.env.Env` subclass, or when ``env_kwargs``' constraints and sensors do
+    not fit it (checked without building the env)."""
     if ":" in env_id:
         from crax.runner import env_class
 
         env_class(env_id)
+        if env_kwargs:
+            raise ValueError(f"constraints and sensors are added to registered env ids (crax.make), "
+                             f"not to the env class {env_id!r}")
         return
+    from crax import compose
     from crax.tasks import parse_id
 
-    parse_id(env_id)
+    body, _, _ = parse_id(env_id)
+    unknown = sorted(set(env_kwargs or {}) - {"constraints", "sensors"})
+    if unknown:
+        raise ValueError(f"env_kwargs take 'constraints' and 'sensors', not {unknown}")
+    for kind in ("constraints", "sensors"):
+        compose.components(kind, (env_kwargs or {}).get(kind), body, env_id)
 
 
 def _json(value: Any) -> Any:
@@ -49,10 +64,11 @@ def _json(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Grid:
-    """learners × envs × safety_bounds, ``num_seeds`` vmapped seeds per cell, and config overrides.
+    """learners × envs × safety_bounds, ``num_seeds`` vmapped seeds per cell, config overrides, and
+    ``env_kwargs``: the constraints and sensors added to every env (``crax.make``'s keywords).
 
-    Raises ValueError (naming the valid choices) for an unknown learner, env or override field, an
-    empty or repeated list entry, or an override that makes some learner's config invalid.
+    Raises ValueError (naming the valid choices) for an unknown learner, env, override field or
+    component, an empty or repeated list entry, or an override that makes some learner's config invalid.
     """
 
     learners: tuple[str, ...]
@@ -60,12 +76,14 @@ class Grid:
     safety_bounds: tuple[float, ...]
     num_seeds: int = 3
     overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    env_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "learners", tuple(self.learners))
         object.__setattr__(self, "envs", tuple(self.envs))
         object.__setattr__(self, "safety_bounds", tuple(float(b) for b in self.safety_bounds))
         object.__setattr__(self, "overrides", dict(_json(dict(self.overrides))))
+        object.__setattr__(self, "env_kwargs", dict(_json(dict(self.env_kwargs))))
         for name in ("learners", "envs", "safety_bounds"):
             values = getattr(self, name)
             if not values:
@@ -87,8 +105,14 @@ class Grid:
             if unknown:
                 raise ValueError(f"unknown config field(s) {unknown} for learner {learner!r}; valid fields: "
                                  f"{', '.join(sorted(fields - set(GRID_FIELDS)))}")
+        if self.overrides.get("budgets"):
+            refuse = [name for name in self.learners if not runner.get_learner(name).supports_budgets]
+            if refuse:
+                takes = sorted(name for name, cls in runner.learners().items() if cls.supports_budgets)
+                raise ValueError(f"learner(s) {', '.join(refuse)} take no per-term budgets; learners that do: "
+                                 f"{', '.join(takes)}")
         for env in self.envs:
-            check_env(env)
+            check_env(env, self.env_kwargs)
         names = [c.name for c in self.cells()]
         clash = sorted({n for n in names if names.count(n) > 1})
         if clash:
@@ -97,22 +121,28 @@ class Grid:
             self.config(cell)
 
     def cells(self) -> list[Cell]:
-        """Every cell, env-major then learner then bound."""
-        return [Cell(learner, env, bound)
-                for env, learner, bound in itertools.product(self.envs, self.learners, self.safety_bounds)]
+        """Every cell, env-major then learner then bound; a learner that ignores the bound gets one
+        bound-free cell per env."""
+        cells = []
+        for env, learner in itertools.product(self.envs, self.learners):
+            bounds = self.safety_bounds if runner.get_learner(learner).reads_bound else (None,)
+            cells += [Cell(learner, env, bound) for bound in bounds]
+        return cells
 
     def config(self, cell: Cell) -> PPOConfig:
-        """The learner config a cell trains with: defaults, then the overrides, its bound and num_seeds."""
+        """The learner config a cell trains with: defaults, then the overrides, its bound (a bound-free
+        cell records the grid's first) and num_seeds."""
         cls = runner.get_learner(cell.learner)
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in self.overrides.items()}
+        bound = self.safety_bounds[0] if cell.safety_bound is None else cell.safety_bound
         try:
-            return cls.Config(**values, safety_bound=cell.safety_bound, num_seeds=self.num_seeds)
+            return cls.Config(**values, safety_bound=bound, num_seeds=self.num_seeds)
         except (TypeError, ValueError) as e:
             raise ValueError(f"cell {cell.name}: {e}") from None
 
     def to_json(self) -> dict[str, Any]:
         return {"learners": list(self.learners), "envs": list(self.envs), "safety_bounds": list(self.safety_bounds),
-                "num_seeds": self.num_seeds, "overrides": dict(self.overrides)}
+                "num_seeds": self.num_seeds, "overrides": dict(self.overrides), "env_kwargs": dict(self.env_kwargs)}
 
     def differences(self, stored: Mapping[str, Any]) -> list[str]:
         """What differs from a stored :meth:`to_json`, as ``"name: <stored> in the folder, <new> now"``."""
@@ -120,6 +150,8 @@ class Grid:
         pairs = [(k, stored.get(k), mine[k]) for k in ("learners", "envs", "safety_bounds", "num_seeds")]
         old, new = stored.get("overrides", {}), mine["overrides"]
         pairs += [(k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
+        for kind in ("constraints", "sensors"):
+            pairs.append((kind, stored.get("env_kwargs", {}).get(kind), mine["env_kwargs"].get(kind)))
 
         def show(v: Any) -> str:
             return "the default" if v is None else json.dumps(v)
@@ -135,15 +167,23 @@ class Grid:
             config = self.config(cell)
             per_seed = config.num_iterations * config.steps_per_iteration
             total += per_seed * config.num_seeds
-            rows.append((cell.name, cell.learner, cell.env, f"{cell.safety_bound:g}", str(config.num_seeds),
+            bound = "all" if cell.safety_bound is None else f"{cell.safety_bound:g}"
+            rows.append((cell.name, cell.learner, cell.env, bound, str(config.num_seeds),
                          f"{per_seed:,}", f"{per_seed * config.num_seeds:,}", (actions or {}).get(cell.name, "train")))
         header = ("cell", "learner", "env", "d", "seeds", "steps/seed", "env steps", "action")
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        lines = [f"{len(self.learners)} learner(s) × {len(self.envs)} env(s) × {len(self.safety_bounds)} bound(s) = "
+        lines = [f"{len(self.learners)} learner(s) × {len(self.envs)} env(s) × {len(self.safety_bounds)} bound(s): "
                  f"{len(cells)} cell(s), {self.num_seeds} seed(s) each (trained together)"]
+        free = [name for name in self.learners if not runner.get_learner(name).reads_bound]
+        if free and len(self.safety_bounds) > 1:
+            lines.append(f"{', '.join(free)} ignore(s) the bound: one cell per env, judged against every bound")
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
         lines.append(f"total: {total:,} env steps")
         if self.overrides:
             lines.append("overrides: " + ", ".join(f"{k}={v}" for k, v in sorted(self.overrides.items())))
+        for kind, table in sorted(self.env_kwargs.items()):
+            lines.append(f"added {kind}: " + ", ".join(
+                name + ("" if not params else ":" + ",".join(f"{k}={v}" for k, v in params.items()))
+                for name, params in table.items()))
         return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from crax.studies import stats
-from crax.studies.runs import RunCurves, find_runs, read_curves
+from crax.studies.runs import RunCurves, expand_bound_free, find_runs, read_curves
 
 
 def curve_band(seeds: Iterable[tuple[tuple[int, ...], tuple[float, ...]]]) -> tuple[np.ndarray, ...]:
@@ -46,7 +46,7 @@ def plot_runs(paths: Iterable[str | Path], out: str | Path | None = None, *, dpi
     curves = [c for c in map(read_curves, find_runs(paths)) if c.seeds]
     if not curves:
         raise ValueError("none of the runs has logged a finished episode yet (no episode/return in metrics.jsonl)")
-    groups = _groups(curves)
+    groups = _groups(expand_bound_free(curves))
     learners = sorted({c.learner for c in curves})
     palette = [f"C{i % 10}" for i in range(len(learners))]
     colour = dict(zip(learners, palette, strict=True))

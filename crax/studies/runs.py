@@ -6,11 +6,14 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from crax import checkpoint as ckpt
 from crax.runner import RESULTS_FILE
+
+R = TypeVar("R", "RunResult", "RunCurves")
 
 MANIFEST_FILE = "manifest.json"
 POLICIES = ("stochastic", "deterministic")
@@ -61,6 +64,39 @@ class RunResult:
     @property
     def level(self) -> int | None:
         return level_of(self.env)
+
+
+def _reads_bound(learner: str) -> bool:
+    """The learner's ``reads_bound`` (True for a learner that is no longer installed)."""
+    from crax.runner import get_learner
+
+    try:
+        return get_learner(learner).reads_bound
+    except ValueError:
+        return True
+
+
+def expand_bound_free(runs: Sequence[R]) -> list[R]:
+    """``runs`` (results or curves) with each run of a learner that ignores the bound (PPO, PPO-Cost)
+    repeated at every bound that the bound-reading runs of its env use, since the one run answers
+    for all of them. Bounds where the same learner and env already have a run of their own (a sweep
+    from before bound-free cells) are left to that run."""
+    bounds: dict[str, set[float]] = {}
+    own: dict[tuple[str, str], list[float]] = {}
+    for r in runs:
+        if _reads_bound(r.learner):
+            bounds.setdefault(r.env, set()).add(r.safety_bound)
+        own.setdefault((r.learner, r.env), []).append(r.safety_bound)
+    out: list[R] = []
+    for r in runs:
+        if _reads_bound(r.learner) or not bounds.get(r.env):
+            out.append(r)
+            continue
+        others = list(own[(r.learner, r.env)])
+        others.remove(r.safety_bound)
+        targets = sorted(bounds[r.env] - set(others)) or [r.safety_bound]
+        out += [dataclasses.replace(r, safety_bound=b) for b in targets]
+    return out
 
 
 def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | None:

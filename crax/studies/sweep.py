@@ -48,15 +48,17 @@ def _complete(run_dir: Path) -> bool:
         return False
 
 
-def run_cell(run_dir: str, learner: str, env: str, config: PPOConfig, progress: bool | None = False) -> dict[str, Any]:
-    """Brings one cell's run folder to completion: skip, resume, restart or train. Returns
-    ``{"status": "done" | "failed", "action", "error"}``; a diverged or refused run is ``failed``."""
+def run_cell(run_dir: str, learner: str, env: str, config: PPOConfig, progress: bool | None = False,
+             env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Brings one cell's run folder to completion: skip, resume, restart or train (``env_kwargs``
+    go to ``crax.make``). Returns ``{"status": "done" | "failed", "action", "error"}``; a diverged
+    or refused run is ``failed``."""
     state = cell_state(run_dir)
     action = {"new": "train", "done": "skip", "partial": "resume", "restart": "restart"}[state]
     if state == "done":
         return {"status": "done", "action": action, "error": None}
     try:
-        result = runner.complete_run(learner, config, env, run_dir, progress=progress)
+        result = runner.complete_run(learner, config, env, run_dir, progress=progress, env_kwargs=env_kwargs)
     except (ValueError, runner.TrainingDiverged) as e:
         return {"status": "failed", "action": action, "error": f"{type(e).__name__}: {e}"}
     if result is None:  # stopped after its last checkpoint: the runner has now written its results
@@ -125,6 +127,7 @@ def _actions(sweep_dir: Path, grid: Grid) -> dict[str, str]:
 
 def sweep(out: str | Path, learners: Sequence[str], envs: Sequence[str], safety_bounds: Sequence[float] = (25.0,),
           num_seeds: int = 3, overrides: Mapping[str, Any] | None = None, *,
+          env_kwargs: Mapping[str, Any] | None = None,
           backend: Literal["local", "ray"] = "local", address: str | None = None, cpus_per_cell: float = 1.0,
           gpus_per_cell: float = 0.0, dry_run: bool = False, progress: bool | None = None,
           echo: Callable[[str], None] = print) -> SweepResult:
@@ -135,6 +138,8 @@ def sweep(out: str | Path, learners: Sequence[str], envs: Sequence[str], safety_
       learners, envs, safety_bounds: the grid (learner names, env ids, bounds d).
       num_seeds: seeds per cell, trained together (``config.num_seeds``).
       overrides: learner config fields applied to every cell (e.g. ``{"total_steps": 2_000_000}``).
+      env_kwargs: constraints and sensors added to every env, as ``crax.make`` takes them
+        (``{"constraints": {"action_energy": {"weight": 0.05}}}``).
       backend: ``"local"`` (cells in turn, in this process) or ``"ray"`` (one Ray task per cell).
       address: Ray cluster address (default: a local Ray instance, or the one already initialised).
       cpus_per_cell, gpus_per_cell: Ray resources of each cell's task.
@@ -148,7 +153,8 @@ def sweep(out: str | Path, learners: Sequence[str], envs: Sequence[str], safety_
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if cpus_per_cell < 0 or gpus_per_cell < 0:
         raise ValueError(f"cpus_per_cell and gpus_per_cell must be >= 0, got {cpus_per_cell} and {gpus_per_cell}")
-    grid = Grid(tuple(learners), tuple(envs), tuple(safety_bounds), num_seeds, dict(overrides or {}))
+    grid = Grid(tuple(learners), tuple(envs), tuple(safety_bounds), num_seeds, dict(overrides or {}),
+                dict(env_kwargs or {}))
     sweep_dir = Path(out).resolve()
     if sweep_dir.exists() and not sweep_dir.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file, not a folder")
@@ -170,7 +176,7 @@ def sweep(out: str | Path, learners: Sequence[str], envs: Sequence[str], safety_
     manifest.write()
     todo = [cell for cell in grid.cells() if manifest.cells[cell.name]["status"] != "done"]
     jobs = [(cell, {"run_dir": str(sweep_dir / cell.name), "learner": cell.learner, "env": cell.env,
-                    "config": grid.config(cell)}) for cell in todo]
+                    "config": grid.config(cell), "env_kwargs": dict(grid.env_kwargs) or None}) for cell in todo]
     if backend == "local":
         _run_local(jobs, manifest, progress, echo)
     else:

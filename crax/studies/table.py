@@ -4,7 +4,8 @@ of normalized returns and the probability of improvement between learners.
 Per cell (learner, env, safety bound): mean episodic return R and cost C of the final evaluation
 over all seeds of all runs of that cell, with 95% Student-t intervals over seeds; *safe* if the
 mean C < d; *win* if safe and the highest mean R among the safe learners of that (env, bound)
-(ties all win). Per learner: wins and safe % per level and in total.
+(ties all win). Per learner: wins and safe % per level and in total. A run of a learner that
+ignores the bound (PPO, PPO-Cost) counts at every bound of its env (:func:`expand_bound_free`).
 
 Beyond the paper, with stratified-bootstrap 95% intervals over the runs of each task (a task is
 an (env, bound) pair, a run a seed): the interquartile mean of the min–max normalized return
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from crax.studies import stats
-from crax.studies.runs import RunResult, find_runs, read_result
+from crax.studies.runs import RunResult, expand_bound_free, find_runs, read_result
 
 Interval = tuple[float, float] | None
 
@@ -183,6 +184,7 @@ def summarize(results: Sequence[RunResult], *, reps: int = stats.BOOTSTRAP_REPS,
     """The summary of finished runs (see the module docstring)."""
     if not results:
         raise ValueError("no finished run to summarize (no results.json found)")
+    results = expand_bound_free(results)
     cells = _cells(results)
     iqm_return, iqm_cost = _iqms(results, reps)
     return Summary(policy=", ".join(sorted({r.policy for r in results})), cells=cells, learners=_learner_rows(cells),

@@ -14,7 +14,7 @@ from crax import checkpoint as ckpt
 from crax import runner
 from crax.learners import PPO, PPOLag, Trainer
 from crax.logging import read_metrics
-from crax.studies.curriculum import stage_ids
+from crax.studies.curriculum import curriculum_main, stage_ids
 from crax.studies.transfer import transfer, transfer_main
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
@@ -145,3 +145,36 @@ def test_transfer_from_an_existing_run_and_its_errors(tmp_path, capsys):
         transfer_main(["ppo-lag", "--env", TOY_ENV_ID, "--from", str(ppo.run_dir), "--run-dir", str(tmp_path / "u"),
                        *bigger])
     assert exc.value.code == 2 and "reward_critic" in capsys.readouterr().err
+
+
+class Recorder:
+    """Stands in for a training call: records its keyword arguments, returns a run with no seeds."""
+
+    def __init__(self):
+        self.kwargs: list[dict] = []
+
+    def __call__(self, *args, **kwargs):
+        self.kwargs.append(kwargs)
+        return runner.TrainResult(run_dir="fake", learner="ppo-lag", env="fake", config=PPOLag.Config(), env_steps=0,
+                                  final=[], evals=[], history=[], trainer=None, state=None)
+
+
+FLAGS = ["--constraint", "action_energy:weight=0.05", "--sensor", "pose:scale=3", "--no-progress"]
+ADDED = {"constraints": {"action_energy": {"weight": 0.05}}, "sensors": {"pose": {"scale": 3}}}
+
+
+def test_curriculum_and_transfer_take_constraint_and_sensor_flags(tmp_path, monkeypatch):
+    record = Recorder()
+    monkeypatch.setattr(runner, "train", record)
+    curriculum_main(["ppo-lag", "--env", "PointGoal", "--run-dir", str(tmp_path / "c"), *FLAGS])
+    assert record.kwargs[-1]["env_kwargs"] == ADDED and record.kwargs[-1]["stages"] == stage_ids("PointGoal")
+    monkeypatch.setattr(runner, "complete_run", record)
+    transfer_main(["ppo-lag", "--env", "PointGoal3", "--run-dir", str(tmp_path / "t"), *FLAGS])
+    assert [k["env_kwargs"] for k in record.kwargs[-2:]] == [ADDED, ADDED]  # the PPO phase and the safe phase
+
+
+@pytest.mark.parametrize("main", [curriculum_main, transfer_main])
+def test_component_flags_on_an_env_class_are_refused(main, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["ppo-lag", "--env", TOY_ENV_ID, "--constraint", "action_energy", "--no-progress"])
+    assert exc.value.code == 2 and "not to the env class" in capsys.readouterr().err

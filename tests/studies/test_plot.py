@@ -59,6 +59,7 @@ def test_plot_has_a_panel_pair_per_env_and_bound(runs, tmp_path):
     lag_colours, ppo_colours = colours("ppo-lag"), colours("ppo (")
     assert len(lag_colours) == 1 and len(ppo_colours) == 1 and lag_colours != ppo_colours
     assert {ln.get_ydata()[0] for ln in axes[3].lines if ln.get_linestyle() == "--"} == {35.0}
+    assert "ppo (1 seeds)" in {ln.get_label() for ln in axes[3].lines}  # PPO ignores d: its run is drawn at 35 too
     band = ret.collections[1]  # ppo-lag's band: 95% t interval of returns {2, 4} at step 200
     ys = band.get_paths()[0].vertices[:, 1]
     assert ys.max() == pytest.approx(3.0 + T_975_1) and ys.min() == pytest.approx(3.0 - T_975_1)

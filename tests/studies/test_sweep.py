@@ -27,11 +27,13 @@ class FakeTrain:
 
     def __init__(self, fail=None):
         self.calls: list[tuple[str, str]] = []
+        self.env_kwargs: dict[str, object] = {}
         self.fail = dict(fail or {})
 
-    def __call__(self, learner, config=None, env=None, *, run_dir, resume=False, progress=None, **_):
+    def __call__(self, learner, config=None, env=None, *, run_dir, resume=False, progress=None, env_kwargs=None, **_):
         name = Path(run_dir).name
         self.calls.append(("resume" if resume else "train", name))
+        self.env_kwargs[name] = env_kwargs
         if resume:
             record = ckpt.read_config(run_dir)
             config = ckpt.config_from_dict(runner.get_learner(record["learner"]).Config, record["config"])
@@ -133,6 +135,13 @@ def test_other_arguments_into_the_same_folder_are_refused(tmp_path, monkeypatch)
     (dict(safety_bounds=[]), "safety_bounds needs at least one value"),
     (dict(learners=["ppo", "ppo"]), "learners lists ppo more than once"),
     (dict(backend="slurm"), "backend must be 'local' or 'ray'"),
+    (dict(envs=["PointGoal1"], env_kwargs={"constraints": {"action_energi": {}}}),
+     "unknown constraint 'action_energi'; valid choices: ActionEnergy,"),
+    (dict(envs=["PointGoal1"], env_kwargs={"constraints": {"action_energy": {"wieght": 1}}}),
+     "takes no parameter.*wieght.*its parameters: weight"),
+    (dict(env_kwargs={"constraints": {"action_energy": {}}}), "not to the env class"),
+    (dict(learners=["ppo", "ppo-lag"], overrides={**TINY, "budgets": ("cost/contact=5",)}),
+     "learner.s. ppo take no per-term budgets; learners that do: .*ppo-lag"),
 ])
 def test_bad_grid_is_refused_before_anything_trains(tmp_path, monkeypatch, kwargs, message):
     fake = FakeTrain()
@@ -141,6 +150,28 @@ def test_bad_grid_is_refused_before_anything_trains(tmp_path, monkeypatch, kwarg
     with pytest.raises(ValueError, match=message):
         sweep(tmp_path / "sweep", **args, echo=lambda s: None)
     assert fake.calls == [] and not (tmp_path / "sweep").exists()
+
+
+def test_added_constraints_reach_every_cell_and_are_part_of_the_grid(tmp_path, monkeypatch, capsys):
+    fake = FakeTrain()
+    monkeypatch.setattr(runner, "train", fake)
+    out = tmp_path / "sweep"
+    tiny = [a for k, v in TINY.items() for a in (f"--{k.replace('_', '-')}", *map(str, np.atleast_1d(v)))]
+    args = ["sweep", "--learners", "ppo-lag", "--envs", "PointGoal1", "--safety-bounds", "5", "10", "--num-seeds", "1",
+            "--out", str(out), "--total-steps", "64", *tiny, "--budgets", "cost/action_energy=2", "cost/contact=5",
+            "--constraint", "action_energy:weight=0.05", "--no-progress"]
+    main(args)
+    energy = {"constraints": {"action_energy": {"weight": 0.05}}}
+    assert fake.env_kwargs == {"PointGoal1-ppo-lag-d5": energy, "PointGoal1-ppo-lag-d10": energy}
+    assert json.loads((out / "manifest.json").read_text())["grid"]["env_kwargs"] == energy
+    assert "added constraints: action_energy:weight=0.05" in capsys.readouterr().out
+    stored = ckpt.read_config(out / "PointGoal1-ppo-lag-d5")["config"]
+    assert stored["budgets"] == ["cost/action_energy=2", "cost/contact=5"]
+    with pytest.raises(SystemExit) as exc:  # the same folder with another constraint weight is refused
+        main([a.replace("weight=0.05", "weight=0.1") for a in args])
+    assert exc.value.code == 2
+    assert ('constraints: {"action_energy": {"weight": 0.05}} in the folder, {"action_energy": {"weight": 0.1}} now'
+            in capsys.readouterr().err)
 
 
 def test_missing_ray_says_how_to_install_it(tmp_path, monkeypatch):
@@ -158,11 +189,13 @@ def test_dry_run_prints_the_grid_and_trains_nothing(tmp_path, monkeypatch, capsy
     main(["sweep", "--learners", "ppo", "ppo-lag", "--envs", TOY_ENV_ID, "--safety-bounds", "15", "25", "35",
           "--num-seeds", "3", "--out", str(out), "--total-steps", "1e2", *tiny, "--dry-run"])
     lines = capsys.readouterr().out.splitlines()
-    assert "2 learner(s) × 1 env(s) × 3 bound(s) = 6 cell(s), 3 seed(s) each (trained together)" in lines
-    # 100 steps round up to 2 iterations of 64: 128 per seed, 384 per cell
-    assert lines[3].split() == ["ToyEnv-ppo-d15", "ppo", TOY_ENV_ID, "15", "3", "128", "384", "train"]
-    assert sum(line.startswith("ToyEnv-") for line in lines) == 6
-    assert "total: 2,304 env steps" in lines
+    assert "2 learner(s) × 1 env(s) × 3 bound(s): 4 cell(s), 3 seed(s) each (trained together)" in lines
+    assert "ppo ignore(s) the bound: one cell per env, judged against every bound" in lines
+    # 100 steps round up to 2 iterations of 64: 128 per seed, 384 per cell; PPO trains once for all bounds
+    assert lines[4].split() == ["ToyEnv-ppo", "ppo", TOY_ENV_ID, "all", "3", "128", "384", "train"]
+    assert [line.split()[0] for line in lines if line.startswith("ToyEnv-")] == [
+        "ToyEnv-ppo", "ToyEnv-ppo-lag-d15", "ToyEnv-ppo-lag-d25", "ToyEnv-ppo-lag-d35"]
+    assert "total: 1,536 env steps" in lines
     assert fake.calls == [] and not out.exists()
 
 

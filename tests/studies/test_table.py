@@ -16,16 +16,17 @@ T_975_2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedo
 
 @pytest.fixture
 def study(tmp_path):
-    """Two levels of PointGoal, three learners; the PointGoal1 ppo-lag cell is split over two runs."""
+    """Two levels of PointGoal, three learners that read the bound; the PointGoal1 ppo-lag cell is
+    split over two runs."""
     root = tmp_path / "study"
-    write_run(root / "a", "ppo", "PointGoal1", 25, [10, 12, 14], [40, 50, 60])          # unsafe
+    write_run(root / "a", "p3o", "PointGoal1", 25, [10, 12, 14], [40, 50, 60])          # unsafe
     write_run(root / "b", "ppo-lag", "PointGoal1", 25, [8, 9], [20, 22])                # safe, win
     write_run(root / "b2", "ppo-lag", "PointGoal1", 25, [10], [24])                     # (same cell)
     write_run(root / "c", "ppo-pid", "PointGoal1", 25, [7, 7], [24, 26])                # C = d: not safe
     write_run(root / "d", "ppo-lag", "PointGoal1", 15, [3, 3, 3], [16, 16, 16])         # unsafe; nobody wins
-    write_run(root / "e", "ppo", "PointGoal2", 25, [5], [10])                           # one seed; tie win
+    write_run(root / "e", "p3o", "PointGoal2", 25, [5], [10])                           # one seed; tie win
     write_run(root / "f", "ppo-lag", "PointGoal2", 25, [4, 6], [30, 10])                # tie win
-    write_run(root / "g", "ppo", "PointGoal2", 25)                                      # unfinished
+    write_run(root / "g", "p3o", "PointGoal2", 25)                                      # unfinished
     return root
 
 
@@ -42,13 +43,13 @@ def test_cells_have_student_t_intervals_safe_and_win(study):
     assert lag.return_ci == pytest.approx((9 - T_975_2 / math.sqrt(3), 9 + T_975_2 / math.sqrt(3)))
     assert lag.cost_ci == pytest.approx((22 - 2 * T_975_2 / math.sqrt(3), 22 + 2 * T_975_2 / math.sqrt(3)))
     assert lag.safe and lag.win
-    ppo = cell(s, "ppo", "PointGoal1", 25)
+    ppo = cell(s, "p3o", "PointGoal1", 25)
     assert (ppo.return_mean, ppo.cost_mean, ppo.safe, ppo.win) == (12.0, 50.0, False, False)  # best R, but unsafe
     pid = cell(s, "ppo-pid", "PointGoal1", 25)
     assert pid.cost_mean == 25.0 and not pid.safe and not pid.win
     lone = cell(s, "ppo-lag", "PointGoal1", 15)
     assert not lone.safe and not lone.win
-    one_seed = cell(s, "ppo", "PointGoal2", 25)
+    one_seed = cell(s, "p3o", "PointGoal2", 25)
     assert one_seed.seeds == 1 and one_seed.return_ci is None and one_seed.cost_ci is None
     assert one_seed.win and cell(s, "ppo-lag", "PointGoal2", 25).win  # equal mean R 5: both win
     assert s.skipped == [str((study / "g").resolve())]
@@ -57,8 +58,8 @@ def test_cells_have_student_t_intervals_safe_and_win(study):
 def test_per_learner_wins_and_safe_per_level(study):
     s = summary_table([study], reps=200)
     rows = {r.learner: r for r in s.learners}
-    assert rows["ppo"].levels == {1: {"cells": 1, "wins": 0, "safe": 0}, 2: {"cells": 1, "wins": 1, "safe": 1}}
-    assert rows["ppo"].total == {"cells": 2, "wins": 1, "safe": 1}
+    assert rows["p3o"].levels == {1: {"cells": 1, "wins": 0, "safe": 0}, 2: {"cells": 1, "wins": 1, "safe": 1}}
+    assert rows["p3o"].total == {"cells": 2, "wins": 1, "safe": 1}
     assert rows["ppo-lag"].levels == {1: {"cells": 2, "wins": 1, "safe": 1}, 2: {"cells": 1, "wins": 1, "safe": 1}}
     assert rows["ppo-lag"].total == {"cells": 3, "wins": 2, "safe": 2}
     assert rows["ppo-pid"].levels == {1: {"cells": 1, "wins": 0, "safe": 0}}
@@ -67,7 +68,7 @@ def test_per_learner_wins_and_safe_per_level(study):
     assert "| ppo-lag | 1 | 50 | 1 | 100 | 2 | 67 |" in md
     assert "| ppo-pid | 0 | 0 |  |  | 0 | 0 |" in md
     assert "| ppo-lag | PointGoal1 | 1 | 25 | 3 | 9.00 ± 2.48 | 22.00 ± 4.97 | yes | win |" in md
-    assert "| ppo | PointGoal2 | 2 | 25 | 1 | 5.00 | 10.00 | yes | win |" in md
+    assert "| p3o | PointGoal2 | 2 | 25 | 1 | 5.00 | 10.00 | yes | win |" in md
     assert "Cells with one seed have no interval." in md
 
 
@@ -75,25 +76,25 @@ def test_iqm_and_probability_of_improvement(study):
     s = summary_table([study], reps=200)
     # PointGoal2/25 normalises over returns {5, 4, 6}: ppo 0.5; ppo-lag 0, 1.
     # PointGoal1/25 over {10, 12, 14, 8, 9, 10, 7, 7} (min 7, max 14): ppo 3/7, 5/7, 1.
-    assert s.iqm_return["ppo"]["tasks"] == 2 and s.iqm_return["ppo"]["runs"] == 4
-    assert s.iqm_return["ppo"]["iqm"] == pytest.approx((0.5 + 5 / 7) / 2)  # IQM of {3/7, 0.5, 5/7, 1}
-    assert s.iqm_cost["ppo"]["iqm"] == pytest.approx((1.6 + 2.0) / 2)  # C/d: {0.4, 1.6, 2.0, 2.4}
-    lo, hi = s.iqm_return["ppo"]["ci"]
-    assert lo <= s.iqm_return["ppo"]["iqm"] <= hi
+    assert s.iqm_return["p3o"]["tasks"] == 2 and s.iqm_return["p3o"]["runs"] == 4
+    assert s.iqm_return["p3o"]["iqm"] == pytest.approx((0.5 + 5 / 7) / 2)  # IQM of {3/7, 0.5, 5/7, 1}
+    assert s.iqm_cost["p3o"]["iqm"] == pytest.approx((1.6 + 2.0) / 2)  # C/d: {0.4, 1.6, 2.0, 2.4}
+    lo, hi = s.iqm_return["p3o"]["ci"]
+    assert lo <= s.iqm_return["p3o"]["iqm"] <= hi
     pairs = {(p["x"], p["y"]): p for p in s.improvement}
     # ppo vs ppo-lag on PointGoal1/25 ({10, 12, 14} vs {8, 9, 10}: 8 wins and a tie of 9 pairs) and
     # PointGoal2/25 (5 vs {4, 6}: ½); PointGoal1/15 has no ppo run
-    assert pairs["ppo", "ppo-lag"]["p"] == pytest.approx((8.5 / 9 + 0.5) / 2) and pairs["ppo", "ppo-lag"]["tasks"] == 2
-    assert pairs["ppo-lag", "ppo"]["p"] == pytest.approx((0.5 / 9 + 0.5) / 2)
-    assert pairs["ppo-pid", "ppo"]["tasks"] == 1 and pairs["ppo-pid", "ppo"]["p"] == 0.0
+    assert pairs["p3o", "ppo-lag"]["p"] == pytest.approx((8.5 / 9 + 0.5) / 2) and pairs["p3o", "ppo-lag"]["tasks"] == 2
+    assert pairs["ppo-lag", "p3o"]["p"] == pytest.approx((0.5 / 9 + 0.5) / 2)
+    assert pairs["ppo-pid", "p3o"]["tasks"] == 1 and pairs["ppo-pid", "p3o"]["p"] == 0.0
 
 
 def test_files_and_policy_choice(study, tmp_path):
     prefix = tmp_path / "out" / "table"
     s = summary_table([study / "b", study / "b2", study / "a"], prefix, reps=100)
-    assert {c.learner for c in s.cells} == {"ppo", "ppo-lag"}
+    assert {c.learner for c in s.cells} == {"p3o", "ppo-lag"}
     rows = list(csv.DictReader(open(f"{prefix}.csv")))
-    assert [(r["learner"], r["seeds"], r["safe"], r["win"]) for r in rows] == [("ppo", "3", "False", "False"),
+    assert [(r["learner"], r["seeds"], r["safe"], r["win"]) for r in rows] == [("p3o", "3", "False", "False"),
                                                                               ("ppo-lag", "3", "True", "True")]
     assert float(rows[1]["return_ci_low"]) == pytest.approx(9 - T_975_2 / math.sqrt(3))
     data = json.loads((tmp_path / "out" / "table.json").read_text())
@@ -102,6 +103,32 @@ def test_files_and_policy_choice(study, tmp_path):
     assert (tmp_path / "out" / "table.md").read_text() == to_markdown(s)
     det = summary_table([study / "b"], policy="deterministic", reps=10)
     assert det.cells[0].return_mean == 108.5 and det.cells[0].cost_mean == 121.0 and det.policy == "deterministic"
+
+
+def test_a_bound_free_run_counts_at_every_bound_of_its_env(tmp_path):
+    root = tmp_path / "sweep"
+    write_run(root / "ppo", "ppo", "PointGoal1", 15, [10, 12], [20, 30])  # one run: C 25
+    for d in (15, 30):
+        write_run(root / f"lag{d}", "ppo-lag", "PointGoal1", d, [5, 7], [d - 2, d - 4])
+    write_run(root / "cost2", "ppo-cost", "PointGoal2", 25, [1], [1])  # no bound-reading run: stays at 25
+    s = summary_table([root], reps=50)
+    assert [(c.learner, c.safety_bound) for c in s.cells if c.env == "PointGoal1"] == [
+        ("ppo", 15.0), ("ppo-lag", 15.0), ("ppo", 30.0), ("ppo-lag", 30.0)]
+    assert not cell(s, "ppo", "PointGoal1", 15).safe and cell(s, "ppo-lag", "PointGoal1", 15).win
+    assert cell(s, "ppo", "PointGoal1", 30).safe and cell(s, "ppo", "PointGoal1", 30).win  # C 25 < 30, R 11 > 6
+    assert cell(s, "ppo", "PointGoal1", 30).runs == cell(s, "ppo", "PointGoal1", 15).runs  # the same run
+    assert cell(s, "ppo-cost", "PointGoal2", 25).seeds == 1
+    assert {r.learner: r.total for r in s.learners}["ppo"] == {"cells": 2, "wins": 1, "safe": 1}
+
+
+def test_old_sweeps_with_one_ppo_run_per_bound_are_not_counted_twice(tmp_path):
+    root = tmp_path / "sweep"
+    for d in (15, 30):
+        write_run(root / f"ppo{d}", "ppo", "PointGoal1", d, [10], [20])
+        write_run(root / f"lag{d}", "ppo-lag", "PointGoal1", d, [5], [10])
+    s = summary_table([root], reps=50)
+    assert [(c.learner, c.safety_bound, c.seeds) for c in s.cells] == [
+        ("ppo", 15.0, 1), ("ppo-lag", 15.0, 1), ("ppo", 30.0, 1), ("ppo-lag", 30.0, 1)]
 
 
 def test_bad_input_is_a_clear_error(study, tmp_path):
