@@ -7,8 +7,9 @@ Usage::
     python benchmarks/readme_tables.py                        # regenerate the README tables
 
 Appends one JSON line per (env id, N) to ``benchmarks/results/bench_envs.jsonl`` with the machine,
-its load average when the row was taken, and the date; the README table is generated from the latest
-row of each (env, N). Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
+its load average when the row was taken, the date and the ``sitting`` (when this invocation
+started: rows of one sitting are comparable with each other); the README table is generated from
+the latest row of each (env, N), and the navigation table compares envs within one sitting. Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
 bodies keep short timings; the best of ``--repeats`` calls is reported for the env and for the bare
 physics (``mjx.step`` × frame skip on the same model and batch), measured back to back.
 """
@@ -63,6 +64,7 @@ def main(args: Args) -> None:
     if not ids:
         raise SystemExit("nothing to measure: give --envs or --suite")
     device = jax.devices()[0]
+    sitting = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for env_id in ids:
         try:
@@ -80,7 +82,7 @@ def main(args: Args) -> None:
                 "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
                 "devices": f"{len(jax.devices())} {device.platform}", "cpu_count": os.cpu_count(),
                 "machine": platform.machine(), "load_1min": round(load, 2),
-                "date": datetime.date.today().isoformat(),
+                "date": datetime.date.today().isoformat(), "sitting": sitting,
             }
             with open(RESULTS, "a") as f:
                 f.write(json.dumps(record) + "\n")

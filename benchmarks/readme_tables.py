@@ -14,6 +14,8 @@ README; everything between the markers is replaced. Tables:
 - ``tau``: ``tau_<Body>.json`` written by ``benchmarks/measure_tau.py``.
 - ``md-<STEM>``: ``<STEM>.md`` as written (``crax table``'s Markdown of a sweep, ``budgets.py``'s table).
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
+- ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
+  envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
 """
 
 from __future__ import annotations
@@ -98,6 +100,24 @@ def gym_vector_table() -> str:
     return "\n".join(lines)
 
 
+def relative_table(base: str, n: int) -> str:
+    rows = [json.loads(line) for line in (RESULTS / "bench_envs.jsonl").read_text().splitlines() if line.strip()]
+    sittings = [r["sitting"] for r in rows if r.get("sitting") and r["env"] == base and r["num_envs"] == n]
+    if not sittings:
+        raise ValueError(f"bench_envs.jsonl has no sitting that measured {base} at N={n}")
+    same = {r["env"]: r for r in rows if r.get("sitting") == sittings[-1] and r["num_envs"] == n}
+    ref, ref_physics = same[base]["env_steps_per_s"], same[base]["physics_steps_per_s"]
+    loads = [r["load_1min"] for r in same.values()]
+    lines = [f"| env (N={n}) | env steps/s | env step cost relative to {base} | bare physics cost relative to "
+             f"{base}'s | env/physics |", "|---|---|---|---|---|"]
+    for env, r in sorted(same.items(), key=lambda kv: (kv[0] != base, kv[0])):
+        lines.append(f"| {env} | {r['env_steps_per_s']:,} | {ref / r['env_steps_per_s']:.2f}× | "
+                     f"{ref_physics / r['physics_steps_per_s']:.2f}× | {r['ratio']:.2f}× |")
+    lines.append(f"\nOne sitting ({sittings[-1][:16].replace('T', ' ')} UTC, {same[base]['devices']}), "
+                 f"load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
     if name == "bench-envs":
         return bench_envs_table()
@@ -107,9 +127,13 @@ def render(name: str) -> str:
         return gym_vector_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
+    if name.startswith("relative-"):
+        base, _, n = name.removeprefix("relative-").rpartition("-")
+        return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, learning-<ENV>, md-<STEM>")
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, learning-<ENV>, md-<STEM>, "
+                     "relative-<BASE>-<N>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)

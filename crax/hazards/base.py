@@ -10,7 +10,7 @@ import mujoco
 from flax import nnx
 
 from crax._mjx import mjx
-from crax.scene import GROUP_HAZARD, Category, add_mocap
+from crax.scene import GROUP_HAZARD, Category, add_mocap, collide_as
 
 RAY_PROXY_RGBA = (1.0, 1.0, 1.0, 0.0)
 
@@ -45,15 +45,30 @@ class Placeable(nnx.Module):
         """An extra ray-only geom for shapes MJX cannot ray-cast (cylinders), or None."""
         return None
 
+    def collision_proxy(self) -> dict | None:
+        """An extra collision-only geom ``<label>/<i>/collision`` that collides in place of the
+        (then visual-only) geom, for shapes whose contacts MJX computes slowly; None: the geom
+        collides itself. Only for collidable placeables."""
+        return None
+
+    def contact_geoms(self) -> tuple[str, ...]:
+        """Names of the geoms whose contacts with the agent are contacts with this placeable."""
+        suffix = "/collision" if self.collision_proxy() is not None else ""
+        return tuple(f"{self.label}/{i}{suffix}" for i in range(self.count)) if self.collidable else ()
+
     def build(self, spec: mujoco.MjSpec, label: str) -> None:
         self.label = label
-        category = Category.HAZARD if self.collidable else None
+        collider = self.collision_proxy() if self.collidable else None
+        category = Category.HAZARD if self.collidable and collider is None else None
         for i in range(self.count):
             body = add_mocap(spec, f"{label}/{i}", {**self.geom(), "group": self.group, "rgba": list(self.rgba)}, category)
             proxy = self.ray_proxy()
             if proxy is not None:
                 g = body.add_geom(name=f"{label}/{i}/ray", group=self.group, rgba=list(RAY_PROXY_RGBA), material="_default", **proxy)
                 g.contype = g.conaffinity = 0
+            if collider is not None:  # group 0: no lidar casts against it
+                g = body.add_geom(name=f"{label}/{i}/collision", group=0, rgba=list(RAY_PROXY_RGBA), **collider)
+                collide_as(g, Category.HAZARD)
 
     def bind(self, m: mujoco.MjModel) -> None:
         bodies = [m.body(f"{self.label}/{i}") for i in range(self.count)]

@@ -12,7 +12,15 @@ solver row per contact instead of four, the largest part of a pillar's physics c
 
 
 class CylinderPillars(Placeable):
-    """Solid cylinders of ``radius`` and ``height`` standing on the floor."""
+    """Solid cylinders of ``radius`` and ``height`` standing on the floor.
+
+    They collide as vertical capsules of the same radius whose straight part spans the pillar's
+    height (:meth:`collision_proxy`): the same solid for anything below the top, plus a dome of
+    height ``radius`` above it. MJX computes sphere– and capsule–cylinder contacts by an SDF
+    optimisation (10 gradient steps of 10 line-search points per pair and substep) and
+    sphere/capsule–capsule contacts in closed form: PointGoal2's physics runs 4.7× faster and
+    AntGoal2's 3.9× (docs/DECISIONS.md 39). The visible cylinder does not collide.
+    """
 
     name = "CylinderPillars"
     collidable = True
@@ -27,6 +35,9 @@ class CylinderPillars(Placeable):
 
     def geom(self) -> dict:
         return {"type": mujoco.mjtGeom.mjGEOM_CYLINDER, "size": [self.radius, self.height / 2, 0], **FRICTIONLESS}
+
+    def collision_proxy(self) -> dict:
+        return {"type": mujoco.mjtGeom.mjGEOM_CAPSULE, "size": [self.radius, self.height / 2, 0], **FRICTIONLESS}
 
     def ray_proxy(self) -> dict:
         return {

@@ -97,9 +97,8 @@ class NavigationSuite(Suite):
         self.lidar = lidar
         for label, p in (*hazards.items(), *props.items()):
             p.label = label
-        contact_geoms = tuple(
-            f"{label}/{i}" for label, p in hazards.items() if p.collidable for i in range(p.count)
-        ) + (WALL_NAMES if wall_extent is not None else ())
+        contact_geoms = tuple(name for p in hazards.values() for name in p.contact_geoms()) + (
+            WALL_NAMES if wall_extent is not None else ())
         constraints = [HazardProximity(p, cost_scale=cost_scale) for p in hazards.values() if not p.collidable]
         if contact_geoms:
             constraints.append(HazardContact(contact_geoms, collision_cost=collision_cost))

@@ -233,7 +233,7 @@ def test_goal_levels_hazard_counts_and_sizes(level):
     labels = {n.split("/")[0] for n in names if "/" in n and not n.startswith("agent/")}
     assert labels == {"goal", *hazards}
     for label, (count, gtype, size, half_height, collides) in hazards.items():
-        geoms = [n for n in names if n.startswith(label + "/") and not n.endswith("/ray")]
+        geoms = [n for n in names if n.startswith(label + "/") and not n.endswith(("/ray", "/collision"))]
         assert len(geoms) == count, label
         for n in geoms:
             g = m.geom(n)
@@ -244,6 +244,12 @@ def test_goal_levels_hazard_counts_and_sizes(level):
             if half_height is not None:  # pillars stand on the floor with their full height
                 assert g.size[-1 if gtype == BOX else 1] == pytest.approx(half_height)
                 assert env.suite.placeables[label].z == pytest.approx(half_height)  # mocap height
+            if f"{n}/collision" in names:  # cylinders collide as capsules over the same height (DECISIONS 39)
+                proxy = m.geom(f"{n}/collision")
+                assert proxy.type == mujoco.mjtGeom.mjGEOM_CAPSULE and proxy.rgba[3] == 0
+                assert proxy.size[:2] == pytest.approx([size, half_height]) and np.all(proxy.pos == g.pos)
+                assert not (g.contype or g.conaffinity) and collides, n
+                g = proxy
             assert bool(g.contype or g.conaffinity) == collides, n
 
     contact_geoms = {n for n in names if n.startswith("wall_")}
@@ -251,7 +257,8 @@ def test_goal_levels_hazard_counts_and_sizes(level):
     terms = {c.term for c in env.suite.constraints}
     assert terms == {"contact"} | {label for label, h in hazards.items() if not h[4]}
     (contact,) = [c for c in env.suite.constraints if c.term == "contact"]
-    expected = {f"{label}/{i}" for label, h in hazards.items() if h[4] for i in range(h[0])} | contact_geoms
+    expected = {f"{label}/{i}" + ("/collision" if label == "cylinder_pillars" else "")
+                for label, h in hazards.items() if h[4] for i in range(h[0])} | contact_geoms
     assert set(contact.geoms) == expected
     assert float(contact.collision_cost[...]) == 3.0
 
