@@ -29,10 +29,10 @@ def test_two_cells_on_local_ray(tmp_path):
         assert not result.failed, result.failed
         assert "2 cell(s) submitted to Ray (1 CPU, 0 GPU each)" in lines
         manifest = json.loads((out / "manifest.json").read_text())
-        assert {c["name"]: c["status"] for c in manifest["cells"]} == {"ToyEnv-ppo-d5": "done",
+        assert {c["name"]: c["status"] for c in manifest["cells"]} == {"ToyEnv-ppo": "done",
                                                                         "ToyEnv-ppo-lag-d5": "done"}
-        for learner in ("ppo", "ppo-lag"):
-            results = json.loads((out / f"ToyEnv-{learner}-d5" / runner.RESULTS_FILE).read_text())
+        for learner, cell in (("ppo", "ToyEnv-ppo"), ("ppo-lag", "ToyEnv-ppo-lag-d5")):
+            results = json.loads((out / cell / runner.RESULTS_FILE).read_text())
             assert results["learner"] == learner and results["env_steps"] == 64 and len(results["final"]) == 2
             assert results["safety_bound"] == 5.0
         lines.clear()
