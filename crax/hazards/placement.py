@@ -41,7 +41,12 @@ def sample_layout(
             cand = jax.random.uniform(k, (num_candidates, 2), minval=-extent, maxval=extent)
         else:
             cand = candidates(k, num_candidates)
-        gap = jnp.linalg.norm(cand[:, None, :] - occupied[None, :, :2], axis=-1) - occupied[None, :, 2] - r
+        # written out rather than jnp.linalg.norm(axis=-1): XLA's CPU backend hands a reduction over a
+        # trailing axis of 2 to a library kernel that costs ~90 µs per call at these sizes (in a scan of
+        # 15-20 objects, most of an auto-reset's time); an elementwise sum fuses into one cheap loop
+        dx = cand[:, None, 0] - occupied[None, :, 0]
+        dy = cand[:, None, 1] - occupied[None, :, 1]
+        gap = jnp.sqrt(dx * dx + dy * dy) - occupied[None, :, 2] - r
         clearance = jnp.min(jnp.where(jnp.isfinite(occupied[None, :, 2]), gap, jnp.inf), axis=1)
         ok = clearance >= 0
         choice = jnp.where(jnp.any(ok), jnp.argmax(ok), jnp.argmax(clearance))
