@@ -574,13 +574,18 @@ COMPONENT_FLAGS: tuple = (
 """``--constraint`` and ``--sensor`` flags of ``crax train``, ``curriculum`` and ``transfer`` (:func:`env_kwargs_of`)."""
 
 
+def check_components_target(env_id: str, env_kwargs: dict[str, Any] | None) -> None:
+    """ValueError when added components (``constraints``/``sensors``) meet a ``module:EnvClass`` env."""
+    if env_kwargs and ":" in env_id:
+        raise ValueError(f"constraints and sensors (--constraint, --sensor) are added to registered env ids "
+                         f"(crax.make), not to the env class {env_id!r}")
+
+
 def env_kwargs_of(args: Any) -> dict[str, Any] | None:
     """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor`` flags (None when
     neither is given). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
     env_kwargs = compose.parse_flags(args.constraint, args.sensor)
-    if env_kwargs and ":" in args.env:
-        raise ValueError(f"--constraint and --sensor add components to a registered env id (crax.make), "
-                         f"not to the env class {args.env!r}")
+    check_components_target(args.env, env_kwargs)
     return env_kwargs or None
 
 DISTRIBUTED_FLAGS: tuple = (

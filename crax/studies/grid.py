@@ -39,12 +39,8 @@ def check_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
     path of an :class:`crax.env.Env` subclass, or when ``env_kwargs``' constraints and sensors do
     not fit it (checked without building the env)."""
     if ":" in env_id:
-        from crax.runner import env_class
-
-        env_class(env_id)
-        if env_kwargs:
-            raise ValueError(f"constraints and sensors are added to registered env ids (crax.make), "
-                             f"not to the env class {env_id!r}")
+        runner.env_class(env_id)
+        runner.check_components_target(env_id, dict(env_kwargs or {}))
         return
     from crax import compose
     from crax.tasks import parse_id

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from crax import checkpoint as ckpt
-from crax.runner import RESULTS_FILE
+from crax.runner import RESULTS_FILE, get_learner
 
 R = TypeVar("R", "RunResult", "RunCurves")
 
@@ -68,8 +68,6 @@ class RunResult:
 
 def _reads_bound(learner: str) -> bool:
     """The learner's ``reads_bound`` (True for a learner that is no longer installed)."""
-    from crax.runner import get_learner
-
     try:
         return get_learner(learner).reads_bound
     except ValueError:
@@ -81,15 +79,16 @@ def expand_bound_free(runs: Sequence[R]) -> list[R]:
     repeated at every bound that the bound-reading runs of its env use, since the one run answers
     for all of them. Bounds where the same learner and env already have a run of their own (a sweep
     from before bound-free cells) are left to that run."""
+    reads = {learner: _reads_bound(learner) for learner in {r.learner for r in runs}}
     bounds: dict[str, set[float]] = {}
     own: dict[tuple[str, str], list[float]] = {}
     for r in runs:
-        if _reads_bound(r.learner):
+        if reads[r.learner]:
             bounds.setdefault(r.env, set()).add(r.safety_bound)
         own.setdefault((r.learner, r.env), []).append(r.safety_bound)
     out: list[R] = []
     for r in runs:
-        if _reads_bound(r.learner) or not bounds.get(r.env):
+        if reads[r.learner] or not bounds.get(r.env):
             out.append(r)
             continue
         others = list(own[(r.learner, r.env)])
