@@ -203,34 +203,44 @@ def _select(done: jax.Array, new: Any, old: Any) -> Any:
 class AutoReset(Wrapper):
     """Resets finished envs of a batched env with a fresh layout drawn from a new key.
 
-    Wraps a :class:`Vmap`-ed env. ``reward``, ``cost``, ``done``, ``truncation`` and ``metrics``
-    of the finishing step are kept; physics, observation and task state are those of the new
-    episode. ``info["final_obs"]`` always holds the observation the step produced, before any
-    reset, for bootstrapping truncated episodes.
+    Wraps a batched env (:class:`Vmap`). ``reward``, ``cost``, ``done``, ``truncation`` and
+    ``metrics`` of the finishing step are kept; physics, observation and task state are those of
+    the new episode. ``info["final_obs"]`` always holds the observation the step produced, before
+    any reset, for bootstrapping truncated episodes.
 
-    The reset runs only when some env is done. When at most ``max_partial`` envs are done (bodies
-    that fall often, e.g. Hopper under a poor policy, finish a few envs on most steps), only those
-    are reset: their indices are gathered into a fixed-size slot array, reset, and scattered back,
-    so the step does not pay a reset of the whole batch. More done envs reset the whole batch.
+    Env ``i``'s next episode always starts from ``env.reset(split(key_i)[1])``, ``key_i`` being
+    ``info["autoreset_key"][i]``, which then advances to ``split(key_i)[0]``. That start state is
+    prepared ahead in a pool (``info["autoreset_pool"]``, one slot per env): a finishing env swaps
+    its slot in with a select. Used slots are refilled together, in one batched reset, once
+    ``refill_at`` of them are used or when an env finishes whose slot is used. The trajectories are
+    those of resetting each env at its finishing step, whatever ``refill_at`` is; only the cost
+    moves: a reset costs nearly the same for 8 envs as for 64 on CPU (many small kernels), so one
+    batched refill every few steps is cheaper than resetting a few envs on every step, which bodies
+    that fall often (a Humanoid under a random policy, 2–3 of 64 envs per step) would pay.
 
     Args:
-      env: a :class:`Vmap`-ed env.
-      max_partial: size of the partial-reset slot array; default ``max(1, num_envs // 8)``; 0 (and
-        any env that is not a :class:`Vmap`) always resets the whole batch.
+      env: a batched env, e.g. :class:`Vmap`.
+      refill_at: used slots that trigger a refill; default half the batch.
     """
 
-    def __init__(self, env: Env, max_partial: int | None = None):
+    def __init__(self, env: Env, refill_at: int | None = None):
         super().__init__(env)
-        if not isinstance(env, Vmap):  # a partial reset needs the unbatched env to reset single slots
-            self.max_partial = 0
-        else:
-            self.max_partial = max_partial if max_partial is not None else max(1, env.num_envs // 8)
+        if refill_at is not None and refill_at < 1:
+            raise ValueError(f"refill_at must be >= 1, got {refill_at}")
+        self.refill_at = refill_at
+
+    @staticmethod
+    def _pack(state: State, keys: Any) -> dict:
+        """The parts of a freshly reset state that a finishing env takes over."""
+        return {"data": state.data, "obs": state.obs, "info": {k: state.info[k] for k in keys}}
 
     def reset(self, key: jax.Array) -> State:
         key, sub = jax.random.split(key)
         state = self.env.reset(sub)
         n = state.done.shape[0]
-        info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs}
+        # The pool starts empty (no slot ready); the initial state only gives it its structure.
+        info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs,
+                "autoreset_pool": self._pack(state, state.info), "autoreset_ready": jnp.zeros(n, bool)}
         return state.replace(info=info)
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -238,35 +248,27 @@ class AutoReset(Wrapper):
         state = state.replace(info={**state.info, "final_obs": state.obs})
         done = state.done > 0
         n = done.shape[0]
+        refill_at = self.refill_at or max(1, n // 2)
 
-        def merge(state: State, fresh: State, where: Any, new_keys: jax.Array) -> State:
-            inner = {k: v for k, v in state.info.items() if k in fresh.info}
-            info = {**state.info, **where(fresh.info, inner), "autoreset_key": new_keys}
-            return state.replace(data=where(fresh.data, state.data), obs=where(fresh.obs, state.obs), info=info)
+        def refill(pool_ready: tuple) -> tuple:
+            pool, ready = pool_ready
+            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"])[:, 1]
+            fresh = self._pack(self.env.reset(keys), pool["info"])
+            return _select(~ready, fresh, pool), jnp.ones_like(ready)
 
-        def reset_all(state: State) -> State:
-            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"])
-            fresh = self.env.reset(keys[:, 1])
-            new_keys = _select(done, keys[:, 0], state.info["autoreset_key"])
-            return merge(state, fresh, lambda a, b: _select(done, a, b), new_keys)
+        def swap(state: State) -> State:
+            pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
+            need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
+            pool, ready = jax.lax.cond(need, refill, lambda pr: pr, (pool, ready))
+            keys = state.info["autoreset_key"]
+            new_keys = _select(done, jax.vmap(jax.random.split)(keys)[:, 0], keys)
+            inner = {k: state.info[k] for k in pool["info"]}
+            info = {**state.info, **_select(done, pool["info"], inner), "autoreset_key": new_keys,
+                    "autoreset_pool": pool, "autoreset_ready": ready & ~done}
+            return state.replace(data=_select(done, pool["data"], state.data),
+                                 obs=_select(done, pool["obs"], state.obs), info=info)
 
-        def reset_some(state: State) -> State:
-            # Indices of the done envs; unused slots hold n, which the scatter drops (out of bounds).
-            slots = jnp.nonzero(done, size=self.max_partial, fill_value=n)[0]
-            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"][jnp.minimum(slots, n - 1)])
-            fresh = jax.vmap(self.env.env.reset)(keys[:, 1])  # the unbatched env, one per slot
-
-            def scatter(new, old):
-                return jax.tree.map(lambda a, b: b.at[slots].set(a, mode="drop"), new, old)
-
-            new_keys = state.info["autoreset_key"].at[slots].set(keys[:, 0], mode="drop")
-            return merge(state, fresh, scatter, new_keys)
-
-        count = jnp.sum(done)
-        if not 0 < self.max_partial < n:
-            return jax.lax.cond(count > 0, reset_all, lambda s: s, state)
-        branch = jnp.where(count == 0, 0, jnp.where(count <= self.max_partial, 1, 2))
-        return jax.lax.switch(branch, [lambda s: s, reset_some, reset_all], state)
+        return jax.lax.cond(jnp.any(done), swap, lambda s: s, state)
 
 
 def wrap_for_training(env: Env, num_envs: int) -> Env:

@@ -9,6 +9,7 @@ import functools
 
 import jax
 import numpy as np
+import pytest
 
 import crax
 from crax.hazards.walls import wall_points
@@ -146,20 +147,22 @@ def test_reset_observation_belongs_to_the_new_layout():
 
 
 # ---------------------------------------------------------------------------------------------
-# Partial resets: when few envs are done, only those are reset, with the same result.
+# The reset pool: when it is refilled changes nothing in the trajectories.
 
 
-def test_partial_reset_equals_full_reset():
-    """A batch whose envs finish a few at a time (random episode ends of a toy env) gives exactly the
-    same trajectory whether the few done envs are reset alone (slots) or the whole batch is reset."""
+def test_reset_pool_refill_timing_leaves_trajectories_unchanged():
+    """Envs finishing a few at a time (random episode ends of a toy env) give exactly the same
+    trajectory whether the pool is refilled on every step with a finished env (``refill_at=1``),
+    only when a finishing env's slot is used (``refill_at=n``), or in between; and each new episode
+    starts from ``reset(split(key)[1])`` of the env's auto-reset key before the step."""
     from crax.env import AutoReset, EpisodeStats, Vmap
     from tests.learners.toy_env import ToyEnv
 
     n, steps = 16, 40
     env = EpisodeStats(ToyEnv(episode_length=5))
 
-    def run(max_partial):
-        wrapped = AutoReset(Vmap(env, n), max_partial=max_partial)
+    def run(refill_at):
+        wrapped = AutoReset(Vmap(env, n), refill_at=refill_at)
 
         @jax.jit
         def go(key):
@@ -170,19 +173,32 @@ def test_partial_reset_equals_full_reset():
 
             def body(s, k):
                 a = jax.random.uniform(k, (n, 2), minval=-1.0, maxval=1.0)
+                before = s.info["autoreset_key"]
                 s = wrapped.step(s, a)
-                return s, (s.obs, s.done, s.metrics["episode/return"], jax.random.key_data(s.info["autoreset_key"]))
+                expected = jax.vmap(env.reset)(jax.vmap(jax.random.split)(before)[:, 1]).obs
+                return s, (s.obs, s.done, s.metrics["episode/return"], jax.random.key_data(s.info["autoreset_key"]),
+                           expected, s.info["autoreset_ready"])
 
             return jax.lax.scan(body, state, jax.random.split(k1, steps))[1]
 
         return jax.tree.map(np.asarray, go(jax.random.key(0)))
 
-    partial, full = run(4), run(n)
-    done_per_step = partial[1].sum(axis=1)
-    assert np.all(done_per_step > 0) and np.all(done_per_step <= 4)  # the partial path ran on every step
-    np.testing.assert_array_equal(partial[1], full[1])
-    np.testing.assert_allclose(partial[0], full[0])
-    np.testing.assert_allclose(partial[2], full[2])
-    np.testing.assert_array_equal(partial[3], full[3])
-    crowded = run(2)  # more done envs than slots: falls back to the full reset
-    np.testing.assert_allclose(crowded[0], full[0])
+    eager, lazy = run(1), run(n)
+    done = eager[1] > 0
+    assert np.all(done.sum(axis=1) > 0) and np.all(done.sum(axis=1) < n)  # a few envs finish on every step
+    for other in (lazy, run(5)):
+        np.testing.assert_array_equal(other[1], eager[1])
+        np.testing.assert_array_equal(other[0], eager[0])
+        np.testing.assert_array_equal(other[2], eager[2])
+        np.testing.assert_array_equal(other[3], eager[3])
+    np.testing.assert_array_equal(eager[0][done], eager[4][done])  # the new episode's first observation
+    assert not lazy[5].all(axis=1).all()  # the lazy pool did run with used slots
+    assert eager[5][~done].all()  # refill_at=1: every slot not just taken is ready after the step
+
+
+def test_refill_at_must_be_positive():
+    from crax.env import AutoReset, Vmap
+    from tests.learners.toy_env import ToyEnv
+
+    with pytest.raises(ValueError, match="refill_at must be >= 1"):
+        AutoReset(Vmap(ToyEnv(episode_length=5), 4), refill_at=0)
