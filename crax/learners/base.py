@@ -233,6 +233,18 @@ class ConstrainedPPO(nnx.Module):
     that reads neither it nor ``budgets``): a sweep then trains the learner once per env, and the
     summary table judges that one run against every bound of the env."""
 
+    @staticmethod
+    def taking_budgets() -> list[str]:
+        """Names of the loaded learner classes whose hooks handle per-term budgets, sorted (the
+        valid choices an error about ``budgets`` names)."""
+        classes, names = [ConstrainedPPO], set()
+        while classes:
+            cls = classes.pop()
+            classes.extend(cls.__subclasses__())
+            if cls.supports_budgets:
+                names.add(cls.name)
+        return sorted(names)
+
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         self.config = config

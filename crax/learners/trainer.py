@@ -140,15 +140,9 @@ class Trainer:
 
     def _check_budgets(self, env: Env) -> None:
         if not self.learner_cls.supports_budgets:
-            classes, takes = [ConstrainedPPO], set()
-            while classes:
-                cls = classes.pop()
-                classes.extend(cls.__subclasses__())
-                if cls.supports_budgets:
-                    takes.add(cls.name)
             raise ValueError(f"learner {self.learner_cls.name!r} keeps no per-term multipliers, so it takes no "
                              f"budgets (it constrains the summed cost with safety_bound); learners that do: "
-                             f"{', '.join(sorted(takes))}")
+                             f"{', '.join(ConstrainedPPO.taking_budgets())}")
         terms = {k for k in jax.eval_shape(env.reset, jax.random.key(0)).metrics if k.startswith("cost/")}
         unknown = [t for t in self.cost_terms if t not in terms]
         if unknown:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crax import runner
-from crax.learners.base import PPOConfig
+from crax.learners.base import ConstrainedPPO, PPOConfig
 
 GRID_FIELDS = ("safety_bound", "num_seeds")
 
@@ -104,9 +104,8 @@ class Grid:
         if self.overrides.get("budgets"):
             refuse = [name for name in self.learners if not runner.get_learner(name).supports_budgets]
             if refuse:
-                takes = sorted(name for name, cls in runner.learners().items() if cls.supports_budgets)
                 raise ValueError(f"learner(s) {', '.join(refuse)} take no per-term budgets; learners that do: "
-                                 f"{', '.join(takes)}")
+                                 f"{', '.join(ConstrainedPPO.taking_budgets())}")
         for env in self.envs:
             check_env(env, self.env_kwargs)
         names = [c.name for c in self.cells()]
