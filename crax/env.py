@@ -250,23 +250,21 @@ class AutoReset(Wrapper):
         n = done.shape[0]
         refill_at = self.refill_at or max(1, n // 2)
 
-        def refill(pool_ready: tuple) -> tuple:
-            pool, ready = pool_ready
-            keys = jax.vmap(jax.random.split)(state.info["autoreset_key"])[:, 1]
-            fresh = self._pack(self.env.reset(keys), pool["info"])
-            return _select(~ready, fresh, pool), jnp.ones_like(ready)
-
         def swap(state: State) -> State:
             pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
-            need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
-            pool, ready = jax.lax.cond(need, refill, lambda pr: pr, (pool, ready))
             keys = state.info["autoreset_key"]
-            new_keys = _select(done, jax.vmap(jax.random.split)(keys)[:, 0], keys)
-            inner = {k: state.info[k] for k in pool["info"]}
-            info = {**state.info, **_select(done, pool["info"], inner), "autoreset_key": new_keys,
+            split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
+
+            def refill(pool: dict) -> dict:
+                return _select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
+
+            need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
+            pool = jax.lax.cond(need, refill, lambda p: p, pool)
+            ready = ready | need
+            new = _select(done, pool, self._pack(state, pool["info"]))
+            info = {**state.info, **new["info"], "autoreset_key": _select(done, split[:, 0], keys),
                     "autoreset_pool": pool, "autoreset_ready": ready & ~done}
-            return state.replace(data=_select(done, pool["data"], state.data),
-                                 obs=_select(done, pool["obs"], state.obs), info=info)
+            return state.replace(data=new["data"], obs=new["obs"], info=info)
 
         return jax.lax.cond(jnp.any(done), swap, lambda s: s, state)
 
