@@ -7,6 +7,7 @@ from crax.learners.base import (
     PPOConfig,
     clipped_surrogate,
 )
+from crax.learners.config_ranges import Range, ranged
 from crax.learners.crpo import CRPO
 from crax.learners.focops import FOCOPS, FOCOPSConfig
 from crax.learners.p3o import P3O, P3OConfig
@@ -40,8 +41,10 @@ __all__ = [
     "PPOPIDConfig",
     "PPOSauteConfig",
     "PolicyBatch",
+    "Range",
     "TrainState",
     "Trainer",
     "clipped_surrogate",
     "gae",
+    "ranged",
 ]

@@ -8,7 +8,7 @@ override only hooks:
   of the clipped surrogate) or, for objectives that are not a mixed advantage,
   :meth:`ConstrainedPPO.policy_loss`;
 * the multiplier hook :meth:`ConstrainedPPO.multiplier_update` (called once per iteration with the
-  per-step violation ``v = ĉ − d/T``), with :meth:`ConstrainedPPO.init_multipliers` creating its state;
+  per-step violation ``v = ĉ − d/T``: a scalar, or one entry per budgeted term with ``budgets``), with :meth:`ConstrainedPPO.init_multipliers` creating its state;
 * environment hooks :meth:`ConstrainedPPO.wrap_env` (e.g. Saute's budget) and
   :meth:`ConstrainedPPO.training_reward` (e.g. PPO-Cost's ``r − w·c``).
 
@@ -26,6 +26,7 @@ import tyro
 from flax import nnx, struct
 
 from crax.env import Env
+from crax.learners.config_ranges import check_ranges, ranged
 from crax.learners.networks import (
     MLP,
     Normalizer,
@@ -59,45 +60,45 @@ class PPOConfig:
     ``num_envs``. Learners extend this class with their own fields.
     """
 
-    learning_rate: float = 5e-4
+    learning_rate: float = ranged(5e-4, gt=0)
     """Adam learning rate (actor and both critics)."""
-    entropy_cost: float = 5e-3
+    entropy_cost: float = ranged(5e-3, ge=0)
     """Weight of the policy entropy bonus."""
-    discounting: float = 0.99
+    discounting: float = ranged(0.99, ge=0, le=1)
     """Discount factor γ for reward and cost returns."""
-    gae_lambda: float = 0.95
+    gae_lambda: float = ranged(0.95, ge=0, le=1)
     """GAE λ for reward and cost advantages."""
-    clip_epsilon: float = 0.3
+    clip_epsilon: float = ranged(0.3, gt=0, le=1)
     """PPO ratio clip ε."""
-    reward_scaling: float = 0.1
+    reward_scaling: float = ranged(0.1, gt=0)
     """Multiplies rewards before GAE (costs are never scaled)."""
-    value_loss_coef: float = 0.25
+    value_loss_coef: float = ranged(0.25, ge=0)
     """Weight of each critic's mean squared error (0.25 = Brax's 0.5·0.5)."""
-    max_grad_norm: float | None = None
-    """Global gradient-norm clip; None disables clipping (Brax's default)."""
+    max_grad_norm: float | None = ranged(None, gt=0, optional=True)
+    """Global gradient-norm clip (> 0); None disables clipping (Brax's default)."""
     normalize_observations: bool = True
     """Standardize observations with running mean/variance statistics."""
-    actor_hidden: tuple[int, ...] = (32, 32, 32, 32)
+    actor_hidden: tuple[int, ...] = ranged((32, 32, 32, 32), ge=1, integer=True)
     """Hidden layer sizes of the policy MLP (swish)."""
-    critic_hidden: tuple[int, ...] = (256, 256, 256, 256, 256)
+    critic_hidden: tuple[int, ...] = ranged((256, 256, 256, 256, 256), ge=1, integer=True)
     """Hidden layer sizes of the reward critic and of the cost critic (swish)."""
-    num_envs: int = 2048
+    num_envs: int = ranged(2048, ge=1, integer=True)
     """Parallel environments per seed."""
-    unroll_length: int = 8
+    unroll_length: int = ranged(8, ge=1, integer=True)
     """Length of a trajectory segment; a minibatch is batch_size segments."""
-    batch_size: int = 1024
+    batch_size: int = ranged(1024, ge=1, integer=True)
     """Trajectory segments per minibatch (Brax convention, see the class docstring)."""
-    num_minibatches: int = 32
+    num_minibatches: int = ranged(32, ge=1, integer=True)
     """Minibatches per epoch."""
-    num_epochs: int = 6
+    num_epochs: int = ranged(6, ge=1, integer=True)
     """SGD epochs over each iteration's batch."""
-    total_steps: Steps = 100_000_000
+    total_steps: Steps = ranged(100_000_000, ge=1, integer=True)
     """Environment steps to train for, per seed (rounded up to whole iterations)."""
-    safety_bound: float = 25.0
+    safety_bound: float = ranged(25.0, ge=0)
     """Episodic cost budget d; the constraint signal is v = ĉ − d/T with ĉ the mean per-step cost."""
-    num_evals: int = 5
+    num_evals: int = ranged(5, ge=0, integer=True)
     """Evaluations during training (evenly spaced, the last at the end); 0 disables."""
-    eval_envs: int = 128
+    eval_envs: int = ranged(128, ge=1, integer=True)
     """Episodes (parallel envs) per evaluation, run with both the stochastic and the deterministic policy."""
     eval_policy: Literal["stochastic", "deterministic"] = "stochastic"
     """Which evaluated policy the final report and the safe verdict use (the constraint is optimised
@@ -105,16 +106,17 @@ class PPOConfig:
     desync_episodes: bool = True
     """Start each training env at a random step of its first episode, so iterations sample every
     episode phase (the shortened first episodes are left out of the statistics)."""
-    num_devices: int = 0
+    num_devices: int = ranged(0, ge=0, integer=True)
     """Local devices to spread seeds (or the env batch) over; 0 = every GPU/TPU, or one device on a CPU
     (CPU host devices share the same cores: sharding over them measured 2.5× slower)."""
-    seed: int = 0
+    seed: int = ranged(0, integer=True)
     """Random seed; seed i of a multi-seed run uses a key split from it."""
-    num_seeds: int = 1
+    num_seeds: int = ranged(1, ge=1, integer=True)
     """Independent seeds trained together under one jax.vmap."""
-    iterations_per_call: int = 1
-    """Training iterations per compiled call (metrics stay per iteration)."""
-    checkpoint_every: int = 10
+    iterations_per_call: int = ranged(1, ge=1, integer=True)
+    """Training iterations per compiled call (metrics stay per iteration). A call runs whole: an
+    evaluation or checkpoint that falls due inside it happens at its end (two due in one call: one)."""
+    checkpoint_every: int = ranged(10, ge=1, integer=True)
     """Write a checkpoint every this many iterations (and always at the end)."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
@@ -122,34 +124,17 @@ class PPOConfig:
     term's violation. Empty: one budget, ``safety_bound``, on the summed cost."""
 
     def __post_init__(self) -> None:
-        positive = ("num_envs", "unroll_length", "batch_size", "num_minibatches", "num_epochs", "total_steps",
-                    "eval_envs", "num_seeds", "iterations_per_call", "checkpoint_every")
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"config field {name!r} must be a positive integer, got {value!r}")
-        for name in ("learning_rate", "clip_epsilon", "reward_scaling"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"config field {name!r} must be > 0, got {getattr(self, name)!r}")
-        for name in ("discounting", "gae_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"config field {name!r} must lie in [0, 1], got {getattr(self, name)!r}")
-        if self.safety_bound < 0:
-            raise ValueError(f"config field 'safety_bound' must be >= 0, got {self.safety_bound!r}")
+        """Checks every field against its declared range (:func:`ranged`; a subclass's fields too),
+        then what no single field's range can say."""
+        check_ranges(self)
         if self.eval_policy not in ("stochastic", "deterministic"):
             raise ValueError(f"config field 'eval_policy' must be 'stochastic' or 'deterministic', got "
                              f"{self.eval_policy!r}")
-        if self.num_devices < 0:
-            raise ValueError(f"config field 'num_devices' must be >= 0 (0 = all), got {self.num_devices!r}")
-        if self.num_evals < 0:
-            raise ValueError(f"config field 'num_evals' must be >= 0, got {self.num_evals!r}")
         if (self.batch_size * self.num_minibatches) % self.num_envs:
             raise ValueError(
                 f"batch_size * num_minibatches ({self.batch_size} * {self.num_minibatches}) must be a multiple of "
                 f"num_envs ({self.num_envs})"
             )
-        if any(h < 1 for h in (*self.actor_hidden, *self.critic_hidden)):
-            raise ValueError("hidden layer sizes must be positive")
         self.budget_bounds  # noqa: B018 - parses and checks --budgets
 
     @property
@@ -196,7 +181,10 @@ class PolicyBatch:
     """What a penalty hook sees for one minibatch (per-sample arrays, shape ``(B,)``).
 
     ``ratio`` is π_θ(u|s)/π_old(u|s); ``adv_r``/``adv_c`` are normalized advantages; ``kl`` is the
-    per-state KL(π_θ ‖ π_old); ``violation`` the iteration's scalar v = ĉ − d/T.
+    per-state KL(π_θ ‖ π_old); ``violation`` the iteration's v = ĉ − d/T, of the learner's
+    :attr:`~ConstrainedPPO.cost_shape`: a scalar for the one bound on the summed cost, or one entry
+    per budgeted term (shape ``(K,)``, each its term's ĉ_k − d_k/T) with ``budgets``; ``adv_c`` then
+    has shape ``(B, K)``.
     """
 
     ratio: jax.Array
@@ -275,7 +263,8 @@ class ConstrainedPPO(nnx.Module):
         """Creates the learner's :class:`Multiplier` variables (called by ``__init__``)."""
 
     def multiplier_update(self, violation: jax.Array) -> None:
-        """Multiplier hook: updates the :class:`Multiplier` variables from v = ĉ − d/T, once per iteration."""
+        """Multiplier hook: updates the :class:`Multiplier` variables from v = ĉ − d/T (shape
+        :attr:`cost_shape`, like the multipliers), once per iteration."""
 
     def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
         """Penalty hook: the advantage fed to the clipped surrogate. Default: Â_r."""

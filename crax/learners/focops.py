@@ -9,21 +9,22 @@ import jax
 import jax.numpy as jnp
 
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, weighted_cost
+from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class FOCOPSConfig(PPOConfig):
     """FOCOPS hyperparameters: the shared PPO fields plus ν's schedule, λ_f and δ."""
 
-    nu_init: float = 0.1
+    nu_init: float = ranged(0.1, ge=0)
     """Initial cost multiplier ν₀."""
-    nu_lr: float = 1.0
+    nu_lr: float = ranged(1.0, gt=0)
     """Step size η_ν of ν ← clip(ν + η_ν v, 0, ν_max)."""
-    nu_max: float = 100.0
+    nu_max: float = ranged(100.0, ge="nu_init", gt=0)
     """Upper clip ν_max of the cost multiplier."""
-    focops_lambda: float = 1.5
+    focops_lambda: float = ranged(1.5, gt=0)
     """Temperature λ_f of the KL-regularized target."""
-    kl_delta: float = 0.02
+    kl_delta: float = ranged(0.02, gt=0)
     """Per-state trust region δ: states whose KL(π_θ ‖ π_old) exceeds it drop out of the loss."""
 
 

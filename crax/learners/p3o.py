@@ -9,17 +9,18 @@ import jax
 import jax.numpy as jnp
 
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, clipped_surrogate
+from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class P3OConfig(PPOConfig):
     """P3O hyperparameters: the shared PPO fields plus the κ schedule."""
 
-    kappa_init: float = 0.01
+    kappa_init: float = ranged(0.01, gt=0)
     """Initial and minimum penalty weight κ₀."""
-    kappa_factor: float = 1.1
+    kappa_factor: float = ranged(1.1, ge=1)
     """κ is multiplied by this factor when v > 0 and divided by it otherwise."""
-    kappa_max: float = 50.0
+    kappa_max: float = ranged(50.0, ge="kappa_init")
     """Upper bound κ_max of the penalty weight."""
 
 

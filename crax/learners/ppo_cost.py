@@ -8,13 +8,14 @@ from typing import ClassVar
 import jax
 
 from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOCostConfig(PPOConfig):
     """PPO-Cost hyperparameters: the shared PPO fields plus the cost weight."""
 
-    cost_weight: float = 1.0
+    cost_weight: float = ranged(1.0, ge=0)
     """Fixed weight w of the cost subtracted from the reward: PPO optimizes r − w·c."""
 
 

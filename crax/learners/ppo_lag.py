@@ -9,15 +9,16 @@ import jax
 import jax.numpy as jnp
 
 from crax.learners.base import ConstrainedPPO, PPOConfig, weighted_cost
+from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOLagConfig(PPOConfig):
     """PPO-Lag hyperparameters: the shared PPO fields plus the multiplier's."""
 
-    lambda_lr: float = 3.0
+    lambda_lr: float = ranged(3.0, gt=0)
     """Step size η_λ of the ascent λ ← max(0, λ + η_λ v), v the per-step violation."""
-    lambda_init: float = 0.0
+    lambda_init: float = ranged(0.0, ge=0)
     """Initial multiplier λ₀."""
 
 

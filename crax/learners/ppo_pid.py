@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.config_ranges import ranged
 from crax.learners.ppo_lag import lagrangian_advantage
 
 
@@ -16,19 +17,19 @@ from crax.learners.ppo_lag import lagrangian_advantage
 class PPOPIDConfig(PPOConfig):
     """PPO-PID hyperparameters: the shared PPO fields plus the PID controller's."""
 
-    kp: float = 10.0
+    kp: float = ranged(10.0, ge=0)
     """Proportional gain K_p."""
-    ki: float = 0.01
+    ki: float = ranged(0.01, ge=0)
     """Integral gain K_i."""
-    kd: float = 0.01
+    kd: float = ranged(0.01, ge=0)
     """Derivative gain K_d."""
-    integral_max: float = 1.0
+    integral_max: float = ranged(1.0, ge=0)
     """Clip I_max of the integral term: I ← clip(I + v, 0, I_max)."""
-    lambda_max: float = 1e6
+    lambda_max: float = ranged(1e6, ge="lambda_init", gt=0)
     """Upper clip λ_max of the multiplier."""
-    derivative_ema: float = 0.95
+    derivative_ema: float = ranged(0.95, ge=0, lt=1)
     """EMA factor β of the derivative: D ← β D + (1 − β)(v − v_prev)."""
-    lambda_init: float = 0.0
+    lambda_init: float = ranged(0.0, ge=0)
     """Initial multiplier λ₀."""
 
 

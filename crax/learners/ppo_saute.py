@@ -7,17 +7,20 @@ from typing import ClassVar
 
 from crax.env import Env, SauteBudget
 from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOSauteConfig(PPOConfig):
     """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, SPEC decision 9)."""
 
-    saute_discount: float = 0.99
+    safety_bound: float = ranged(25.0, gt=0)
+    """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
+    saute_discount: float = ranged(0.99, gt=0, le=1)
     """Budget discount γ_b in z ← (z − c/d_γ)/γ_b, d_γ = d (1 − γ_b^T)/((1 − γ_b) T)."""
-    saute_penalty: float = -1.0
+    saute_penalty: float = ranged(-1.0, le=0)
     """Reward that replaces the task reward while the remaining budget is negative."""
-    saute_max_budget: float = 3.0
+    saute_max_budget: float = ranged(3.0, gt=0)
     """z_max: the observed budget is clip(z, 0, z_max)."""
 
 
@@ -29,6 +32,7 @@ class PPOSaute(ConstrainedPPO):
 
     @classmethod
     def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        assert isinstance(config, PPOSauteConfig)
+        if not isinstance(config, PPOSauteConfig):
+            raise ValueError(f"learner 'ppo-saute' takes a PPOSauteConfig, got {type(config).__qualname__}")
         return SauteBudget(env, safety_bound=config.safety_bound, discount=config.saute_discount,
                            penalty=config.saute_penalty, max_budget=config.saute_max_budget)

@@ -29,7 +29,7 @@ import optax
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from crax import distributed
+from crax import distributed, startup
 from crax.env import AutoReset, Env, EpisodeStats, State, Vmap
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
@@ -61,6 +61,17 @@ def gae(
     return adv, adv + values
 
 
+STEP_COST = "constraint/step_cost"
+"""Metric of the iteration's mean per-step summed cost; ``constraint/step_cost/cost/<term>`` holds each
+cost term's, logged every iteration (episode sums, ``episode/cost/<term>``, only when episodes end)."""
+
+
+def step_costs(s: State) -> dict[str, jax.Array]:
+    """The summed cost of a (batched) step under ``"cost"`` and every ``cost/<term>`` metric under its name."""
+    terms = {k: v for k, v in s.metrics.items() if k.startswith("cost/") and v.shape == s.cost.shape}
+    return {"cost": s.cost, **terms}
+
+
 def _normalize(x: jax.Array) -> jax.Array:
     return (x - x.mean()) / (x.std() + 1e-8)
 
@@ -90,6 +101,7 @@ class Transition:
     final_obs: jax.Array
     episode: dict[str, jax.Array]
     events: dict[str, jax.Array]  # the env's ``env/*`` event flags (e.g. non-finite actions), counted per iteration
+    step_costs: dict[str, jax.Array]  # the summed cost ("cost") and each ``cost/<term>`` of the step, for logging
 
 
 class Trainer:
@@ -108,6 +120,7 @@ class Trainer:
         if type(config) is not learner_cls.Config:
             raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
                              f"{learner_cls.name!r}, got {type(config).__qualname__}")
+        startup.start_work()  # compile cache and host devices (crax/startup.py)
         self.learner_cls = learner_cls
         self.config = config
         self.env = env
@@ -244,6 +257,7 @@ class Trainer:
                 truncation=ns.truncation, final_obs=ns.info["final_obs"],
                 episode={k.removeprefix("episode/"): v for k, v in ns.metrics.items() if k.startswith("episode/")},
                 events={k: v for k, v in ns.metrics.items() if k.startswith("env/")},
+                step_costs=step_costs(ns),
             )
             return ns, tr
 
@@ -294,7 +308,7 @@ class Trainer:
             **{f"episode/{k}": per_episode(v) for k, v in tr.episode.items() if k != "done"},
             "episode/count": n_done,
             **{k: v.sum() for k, v in tr.events.items()},
-            "constraint/step_cost": mean_cost,
+            **{STEP_COST if k == "cost" else f"{STEP_COST}/{k}": v.mean() for k, v in tr.step_costs.items()},
             "constraint/violation": violation,
             **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
             **jax.tree.map(jnp.mean, sgd_metrics),

@@ -70,11 +70,12 @@ def hand_transition(learner, n_steps=8, n_envs=8, seed=0):
     done = jnp.zeros((n_steps, n_envs)).at[3, :4].set(1.0).at[5, 4:].set(1.0)
     truncation = jnp.zeros((n_steps, n_envs)).at[3, :2].set(1.0).at[5, 4:6].set(1.0)
     zeros = jnp.zeros((n_steps, n_envs))
+    cost = (jax.random.uniform(ks[3], (n_steps, n_envs)) < 0.3) * 1.0
     return Transition(
         obs=obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
-        reward=jax.random.normal(ks[2], (n_steps, n_envs)), cost=(jax.random.uniform(ks[3], (n_steps, n_envs)) < 0.3) * 1.0,
+        reward=jax.random.normal(ks[2], (n_steps, n_envs)), cost=cost,
         done=done, truncation=truncation, final_obs=obs + 0.25,
-        episode={k: zeros for k in ("return", "cost", "length", "done")}, events={},
+        episode={k: zeros for k in ("return", "cost", "length", "done")}, events={}, step_costs={"cost": cost},
     )
 
 

@@ -1,0 +1,97 @@
+"""Every learner config field has a declared range, checked when the config is built; the CLI reports a
+value outside it as a clean error naming the field and the range."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import pytest
+
+from crax import runner
+from crax.learners import BUILTIN_LEARNERS, FOCOPS, P3O, PPO, PPOPID, PPOLag, PPOSaute
+from crax.learners.config_ranges import Range
+from tests.learners.conftest import TOY_ENV_ID, tiny
+
+# Fields whose valid values a type states, not a numeric range (checked elsewhere: eval_policy, budgets).
+NOT_NUMERIC = {"normalize_observations", "desync_episodes", "eval_policy", "budgets"}
+
+
+def ranged_fields():
+    for cls in BUILTIN_LEARNERS:
+        for f in dataclasses.fields(cls.Config):
+            if f.name not in NOT_NUMERIC:
+                yield cls, f
+
+
+@pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
+def test_every_numeric_field_declares_a_range_and_its_default_lies_in_it(cls):
+    config = cls.Config()
+    for f in dataclasses.fields(cls.Config):
+        if f.name in NOT_NUMERIC:
+            continue
+        valid = f.metadata.get("range")
+        assert isinstance(valid, Range), f"{cls.Config.__name__}.{f.name} declares no range"
+        value = getattr(config, f.name)
+        assert all(valid.contains(v, config) for v in (value if isinstance(value, tuple) else (value,))), f.name
+
+
+def just_outside(valid: Range, config) -> list:
+    """Values right outside each finite end of ``valid`` (and NaN / an integer-only violation)."""
+    end = lambda b: getattr(config, b) if isinstance(b, str) else b  # noqa: E731
+    out = []
+    for b, step in ((valid.gt, 0), (valid.ge, -1), (valid.lt, 0), (valid.le, 1)):
+        if b is not None:
+            out.append(end(b) + step * (0.5 if not valid.integer else 1))
+    out.append(1.5 if valid.integer else math.nan)
+    return out
+
+
+@pytest.mark.parametrize("cls, field", [(c, f.name) for c, f in ranged_fields()],
+                         ids=lambda x: x if isinstance(x, str) else x.name)
+def test_a_value_outside_the_range_names_the_field_and_the_range(cls, field):
+    config = cls.Config()
+    valid = next(f for f in dataclasses.fields(cls.Config) if f.name == field).metadata["range"]
+    default = getattr(config, field)
+    for bad in just_outside(valid, config):
+        value = (bad,) if isinstance(default, tuple) else bad
+        with pytest.raises(ValueError, match=rf"^config field '{field}'(: every entry)? must be "
+                                             rf"{re.escape(valid.describe(config))}, got "):
+            cls.Config(**{field: value})
+
+
+@pytest.mark.parametrize("cls, changes, message", [
+    (PPOLag, dict(lambda_lr=-3.0), r"'lambda_lr' must be > 0, got -3.0"),
+    (PPOLag, dict(lambda_lr=-1.0), r"'lambda_lr' must be > 0"),  # kept λ at 0: the constraint silently off
+    (FOCOPS, dict(focops_lambda=0.0), r"'focops_lambda' must be > 0, got 0.0"),  # divided the loss by zero
+    (PPOPID, dict(derivative_ema=7.0), r"'derivative_ema' must be in \[0, 1\), got 7.0"),
+    (PPO, dict(max_grad_norm=-1.0), r"'max_grad_norm' must be None or > 0, got -1.0"),  # reversed the gradient
+    (PPO, dict(max_grad_norm=0.0), r"'max_grad_norm' must be None or > 0, got 0.0"),  # zeroed every update
+    (P3O, dict(kappa_init=0.5, kappa_max=0.1), r"'kappa_max' must be >= kappa_init \(0.5\), got 0.1"),
+    (PPOPID, dict(lambda_init=3.0, lambda_max=2.0), r"'lambda_max' must be > 0 and >= lambda_init \(3.0\)"),
+    (PPOSaute, dict(safety_bound=0.0), r"'safety_bound' must be > 0, got 0.0"),  # Saute spends z in units of d
+    (PPO, dict(critic_hidden=(16, 0)), r"'critic_hidden': every entry must be an integer >= 1, got \(16, 0\)"),
+    (PPO, dict(num_envs=True), r"'num_envs' must be an integer >= 1, got True"),
+])
+def test_trial_findings_are_rejected(cls, changes, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(cls.Config, **changes)
+
+
+def test_a_negative_seed_and_no_grad_clip_stay_valid():
+    assert tiny(PPO.Config, seed=-3, max_grad_norm=None).seed == -3
+    assert tiny(PPO.Config, max_grad_norm=0.5).max_grad_norm == 0.5
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["ppo-lag", "--lambda-lr", "-1"], "'lambda_lr' must be > 0"),
+    (["ppo-lag", "--max-grad-norm", "-1"], "'max_grad_norm' must be None or > 0"),
+    (["focops", "--focops-lambda", "0"], "'focops_lambda' must be > 0"),
+])
+def test_cli_reports_an_out_of_range_flag_cleanly(capsys, flags, message):
+    with pytest.raises(SystemExit) as exc:
+        runner.train_main([*flags, "--env", TOY_ENV_ID])
+    err = " ".join(capsys.readouterr().err.replace("│", " ").split())  # tyro may wrap it in a box
+    assert exc.value.code == 2
+    assert "Traceback" not in err and message in err
