@@ -57,7 +57,7 @@ def gym_seconds(envs: crax.gymnasium.CraxVectorEnv, steps: int, rng: np.random.G
 def main(args: Args) -> None:
     check_counts(prefix="--", num_envs=args.num_envs, steps=args.steps, repeats=args.repeats)
     env = crax.make(args.env)
-    envs = crax.gymnasium.CraxVectorEnv(env, args.num_envs)
+    envs = crax.gymnasium.CraxVectorEnv(env, args.num_envs, autoreset_mode="SameStep")  # the native stack
     native = AutoReset(Vmap(env, args.num_envs))
 
     def rollout(state, key):

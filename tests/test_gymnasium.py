@@ -1,8 +1,9 @@
 """crax.gymnasium: Gymnasium's env checker, the vector env's same-step autoreset, costs, seeding,
-the Safety-Gymnasium 6-tuple, and input errors.
+the Safety-Gymnasium 6-tuple, and input errors (next-step autoreset, Gymnasium's vector wrappers
+and per-env seeds: tests/test_gym_vector_wrappers.py).
 
 Three compiled programs, shared through module-level caches: PointGoal1 and PointVelocity1 as
-single envs, and PointVelocity1 as a 3-env vector env. The vector env's results are checked
+single envs, and PointVelocity1 as a 3-env vector env with same-step autoreset. The vector env's results are checked
 against the single PointVelocity1's jitted step and reset on slices of the batched state (the
 two envs have the same parameters, so the same model).
 """
@@ -46,7 +47,7 @@ def velocity_env() -> cg.CraxEnv:
 
 @functools.cache
 def vector_env() -> cg.CraxVectorEnv:
-    return cg.make("PointVelocity1", num_envs=NUM_ENVS, **VELOCITY)
+    return cg.make("PointVelocity1", num_envs=NUM_ENVS, autoreset_mode=AutoresetMode.SAME_STEP, **VELOCITY)
 
 
 def row(state: crax.State, i: int) -> crax.State:
@@ -152,7 +153,7 @@ def test_render_without_a_render_mode_warns_and_returns_none():
         assert env.render() is None
 
 
-def test_rgb_array_renders_the_current_state_and_env_0_of_a_batch():
+def test_rgb_array_renders_the_current_state_and_each_env_of_a_batch():
     from crax import render
 
     size = {"width": 64, "height": 48}
@@ -169,8 +170,11 @@ def test_rgb_array_renders_the_current_state_and_env_0_of_a_batch():
     frame = single.render()
     assert frame.shape == (48, 64, 3) and frame.dtype == np.uint8
     np.testing.assert_array_equal(frame, render.render(env.env, env.state, **size))
-    np.testing.assert_array_equal(vector.render(), render.render(venv.env, row(venv.state, 0), **size))
-    assert not np.array_equal(vector.render(), render.render(venv.env, row(venv.state, 1), **size))
+    frames = vector.render()  # one frame per env, as Gymnasium's vector RecordVideo asserts
+    assert isinstance(frames, tuple) and len(frames) == NUM_ENVS
+    for i in range(NUM_ENVS):
+        np.testing.assert_array_equal(frames[i], render.render(venv.env, row(venv.state, i), **size))
+    assert not np.array_equal(frames[0], frames[1])
     single.close()
     vector.close()
     assert cg.make("PointVelocity1", render_mode="rgb_array", camera="top", width=32).render_kwargs == {
@@ -194,6 +198,7 @@ def test_make_picks_the_env_class_and_passes_parameters():
     assert isinstance(single, cg.CraxEnv) and float(single.env.suite.constraints[0].threshold[...]) == 0.5
     vector = cg.make("PointVelocity1", num_envs=2, velocity_threshold=0.5)
     assert isinstance(vector, cg.CraxVectorEnv) and vector.num_envs == 2
+    assert vector.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP  # the default, Gymnasium's
     assert isinstance(cg.make("PointVelocity1", safety_gymnasium=True), cg.SafetyGymnasiumWrapper)
     assert isinstance(cg.make("PointVelocity1", num_envs=2, safety_gymnasium=True), cg.SafetyGymnasiumVectorWrapper)
 
@@ -265,8 +270,8 @@ def test_vector_reset_seed_is_reproducible():
     np.testing.assert_array_equal(venv.reset(seed=7)[0], first)
     assert not np.array_equal(venv.reset(seed=8)[0], first)
     assert len({tuple(r) for r in first}) == NUM_ENVS  # each env its own start
-    with pytest.raises(ValueError, match="seed must be an int or None"):
-        venv.reset(seed=[1, 2, 3])
+    with pytest.raises(ValueError, match="a list of 3 such ints"):
+        venv.reset(seed=[1, 2])
 
 
 def test_gymnasium_episode_statistics_read_the_same_step_autoreset():
@@ -304,6 +309,9 @@ def test_safety_module_takes_safety_gymnasium_ids():
     assert safety.crax_id("SafetyPointGoal1-v0") == "PointGoal1"
     assert safety.crax_id("SafetyHalfCheetahVelocity1-v1") == "HalfCheetahVelocity1"
     assert safety.crax_id("PointGoal1") == "PointGoal1"
+    assert safety.crax_id("SafetyPointGoal1") == "PointGoal1"
+    with pytest.raises(ValueError, match="version v7 is not one Safety-Gymnasium registers; use SafetyPointGoal1-v0"):
+        safety.crax_id("SafetyPointGoal1-v7")
     env = safety.make("SafetyPointVelocity1-v0", velocity_threshold=0.5)
     assert isinstance(env, cg.SafetyGymnasiumWrapper) and env.unwrapped.env.id == "PointVelocity1"
     with pytest.raises(ValueError, match="valid"):
