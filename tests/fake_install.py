@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
+import textwrap
 from collections.abc import Iterator, Mapping
 
 import pytest
@@ -39,3 +40,15 @@ def installed(site: pathlib.Path) -> Iterator[None]:
         finally:
             mp.undo()
             reload_plugins()
+
+
+@contextlib.contextmanager
+def installed_sources(tmp: pathlib.Path, plugins: Mapping[str, tuple[str, str]]) -> Iterator[None]:
+    """Plugins given as source installed inside the block: ``{entry-point name: (distribution,
+    hooks module source)}``, each module ``<name>_module.py`` importable from ``tmp``."""
+    for name, (dist, source) in plugins.items():
+        (tmp / f"{name}_module.py").write_text(textwrap.dedent(source))
+        write_distribution(tmp / "dists", dist, {name: f"{name}_module"})
+    with installed(tmp / "dists"), pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(tmp))
+        yield

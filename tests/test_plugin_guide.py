@@ -2,9 +2,12 @@
 entry point the guide declares, each run and checked against hand computation, and every code
 block of the guide checked to be the examples' code (or code this file runs)."""
 
+import dataclasses
+import json
 import pathlib
 import re
 import tomllib
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -14,6 +17,8 @@ from flax import nnx
 
 import crax
 from crax.hazards import TaskParam
+from crax.learners import ConstrainedPPO, PPOConfig
+from crax.learners.ppo_lag import lagrangian_advantage
 from crax.plugins import manager
 from crax.scene import Category
 from crax.sensors import Context
@@ -168,6 +173,55 @@ def test_learner_changes_the_trained_reward_and_is_a_train_subcommand(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "ppo-squared-cost", "--help"])
     assert exit_info.value.code == 0 and "--cost-weight" in capsys.readouterr().out
+
+
+@dataclasses.dataclass(frozen=True)
+class StepLagConfig(PPOConfig):
+    """PPO's hyperparameters plus the multiplier's step (``--lambda-step`` on the command line)."""
+
+    lambda_step: float = 0.05
+    """How far λ moves per iteration."""
+
+
+class StepLagPPO(ConstrainedPPO):
+    """A Lagrangian learner whose λ moves by a fixed step each iteration: up while the cost is over
+    the bound (v > 0), down while under it, never below 0."""
+
+    name: ClassVar[str] = "ppo-step-lag"
+    Config: ClassVar[type[PPOConfig]] = StepLagConfig
+
+    def init_multipliers(self) -> None:
+        self.lagrange = self.multiplier_init(0.0)  # a Multiplier: logged and checkpointed, never trained
+
+    def multiplier_update(self, violation: jax.Array) -> None:
+        step = self.config.lambda_step * jnp.sign(violation)
+        self.lagrange[...] = jnp.maximum(0.0, self.lagrange[...] + step)
+
+    def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
+        return lagrangian_advantage(adv_r, adv_c, self.penalty(self.lagrange))  # (Â_r − λ·Â_c) / (1 + λ)
+
+
+def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):
+    from crax import runner
+    from tests.learners.toy_env import ToyEnv
+
+    learner = StepLagPPO(StepLagConfig(lambda_step=0.1), 4, 2, 10, rngs=nnx.Rngs(0))
+    seen = []
+    for v in (0.3, 0.2, -0.5, -0.1, -0.2):
+        learner.multiplier_update(jnp.asarray(v))
+        seen.append(float(learner.multipliers()["lagrange"]))
+    np.testing.assert_allclose(seen, [0.1, 0.2, 0.1, 0.0, 0.0], atol=1e-6)  # by sign, clamped at 0
+    learner.lagrange[...] = jnp.asarray(0.5)
+    got = learner.advantage(jnp.asarray([1.0, -1.0]), jnp.asarray([2.0, 0.0]), jnp.asarray(0.0))
+    np.testing.assert_allclose(got, [(1.0 - 1.0) / 1.5, -1.0 / 1.5], atol=1e-6)
+    # the loop calls the hook once per iteration: bound 0 makes v = ĉ > 0 (the toy env's band costs 1)
+    config = StepLagConfig(lambda_step=0.1, safety_bound=0.0, num_envs=8, unroll_length=4, batch_size=4,
+                           num_minibatches=4, num_epochs=1, actor_hidden=(8,), critic_hidden=(8,), eval_envs=4,
+                           num_evals=0, total_steps=3 * 64)
+    runner.train(StepLagPPO, config, ToyEnv(), run_dir=tmp_path / "run", progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    lambdas = [r["multiplier/lagrange"] for r in rows if "multiplier/lagrange" in r]
+    np.testing.assert_allclose(lambdas, [0.1, 0.2, 0.3], atol=1e-6)
 
 
 def test_parameters_of_a_plugin_task():

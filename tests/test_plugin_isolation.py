@@ -1,6 +1,5 @@
 """A broken installed plugin is reported once by name and skipped; crax and the other plugins work."""
 
-import textwrap
 import warnings
 
 import jax
@@ -9,7 +8,7 @@ import pytest
 
 import crax
 from crax.plugins import manager
-from tests.fake_install import installed, write_distribution
+from tests.fake_install import installed_sources
 
 BROKEN = {
     # a hook that raises: an optional dependency missing, imported inside the hook
@@ -47,11 +46,7 @@ BROKEN = {
 
 @pytest.fixture
 def broken_plugins(tmp_path):
-    for name, (dist, source) in BROKEN.items():
-        (tmp_path / f"{name}_module.py").write_text(textwrap.dedent(source))
-        write_distribution(tmp_path / "dists", dist, {name: f"{name}_module"})
-    with installed(tmp_path / "dists"), pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(tmp_path))
+    with installed_sources(tmp_path, BROKEN):
         yield
 
 

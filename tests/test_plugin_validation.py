@@ -2,6 +2,7 @@
 and the fix, raised when the plugin is loaded or when a task is built (before any compile)."""
 
 import re
+import textwrap
 import types
 import warnings
 
@@ -19,6 +20,7 @@ from crax.plugins import Registry, hookimpl, hookspecs, manager
 from crax.plugins import builtin as builtin_plugin
 from crax.sensors import Sensor
 from crax.suites import Goal, TaskEnv
+from tests.fake_install import write_distribution
 from tests.plugin_examples.disk import Disk
 from tests.plugin_examples.drift import Drift
 from tests.plugin_examples.puddles import Puddles
@@ -110,6 +112,91 @@ def test_unregistered_navigation_body_without_place_fails_when_built():
 
     with pytest.raises(TypeError, match=r"^body class .*Unregistered: is a navigation body .* defines no place\(\)"):
         TaskEnv(Goal(Unregistered(), 1))
+
+
+class Packageless(Disk):
+    """The Disk without asset_package: crax would look for disk.xml among its own bodies' assets."""
+
+    name = "Packageless"
+    asset_package = None
+
+
+class Unpackaged(Disk):
+    """A body whose asset_package does not hold its asset (package data not declared, say)."""
+
+    name = "Unpackaged"
+    asset = "unpackaged.xml"
+
+
+class Misnamed(Disk):
+    """A body whose asset_package is misspelt."""
+
+    name = "Misnamed"
+    asset_package = "tests.plugin_exampels"
+
+
+class Kindless(Disk):
+    name = "Kindless"
+    kinds = frozenset()
+
+
+def test_body_asset_without_asset_package_names_the_package_to_set(install):
+    reg, caught = install(bodies=[Packageless])
+    message = (WHO + "body class Packageless: asset 'disk.xml' has no asset_package, so crax looks for it among its "
+               "own bodies' assets, where it is not — set asset_package = 'tests.plugin_examples' (the package that "
+               "holds the file, read with importlib.resources)")
+    assert caught == [message + "; it is skipped"] and "Packageless" not in reg.bodies
+    with pytest.raises(TypeError, match="^" + re.escape(message) + "$"):
+        crax.make("PackagelessGoal1")
+
+
+def test_body_asset_missing_from_its_package_is_named_when_built(install):
+    install(bodies=[Unpackaged, Misnamed])
+    fix = " — set asset_package to the package that holds the file (read with importlib.resources) and declare "
+    with pytest.raises(FileNotFoundError, match="^" + re.escape(
+            WHO + "body class Unpackaged: asset 'unpackaged.xml' is not in package 'tests.plugin_examples' (") +
+            r".*unpackaged\.xml\)" + re.escape(fix)):
+        crax.make("UnpackagedGoal1")
+    with pytest.raises(FileNotFoundError, match="^" + re.escape(
+            WHO + "body class Misnamed: asset 'disk.xml' cannot be read: asset_package 'tests.plugin_exampels' is no "
+            "importable package" + fix)):
+        crax.make("MisnamedGoal1")
+
+
+def test_body_with_empty_kinds_is_told_so(install):
+    reg, caught = install(bodies=[Kindless])
+    message = (WHO + "body class Kindless: its kinds are empty, so no suite accepts it — set kinds = frozenset({...}) "
+               "from navigation, locomotion, planar, arm (or your own suites' kinds)")
+    assert [m for m in caught if m.startswith(message)] and "Kindless" in reg.rejected("bodies")
+    with pytest.raises(TypeError, match="^" + re.escape(message)):
+        crax.make("KindlessGoal1")
+
+
+def test_hook_function_without_hookimpl_is_reported(tmp_path, monkeypatch):
+    (tmp_path / "unmarked_module.py").write_text(textwrap.dedent("""
+        from crax import hookimpl
+
+
+        def crax_register_bodies():  # the decorator forgotten
+            return []
+
+
+        @hookimpl
+        def crax_register_sensors():
+            return []
+        """))
+    write_distribution(tmp_path, "unmarked-plugin", {"unmarked": "unmarked_module"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        manager._load_entry_points(pm)
+    assert [str(w.message) for w in caught if "unmarked" in str(w.message)] == [
+        "crax plugin 'unmarked' (unmarked-plugin): function crax_register_bodies is not decorated with @hookimpl, so "
+        "crax never calls it — decorate it: `from crax import hookimpl`, then `@hookimpl` above "
+        "`def crax_register_bodies():`"]
+    assert pm.get_plugin("unmarked") is not None  # its decorated hook is used
 
 
 def test_body_geom_without_collision_category(install):
@@ -251,7 +338,7 @@ def test_class_contracts_are_checked_when_the_plugin_loads(install):
         WHO + "sensor class Nameless: defines no name — set the class attribute name = 'Nameless' (its registry name)",
         WHO + "sensor class Blind: defines no observe() — define observe(self, ctx) returning `size` floats read "
               "from the Context",
-        "a crax_register_sensors hook returned 'Lidar', which is not a class — return the sensor classes themselves "
+        WHO + "its crax_register_sensors hook returned 'Lidar', which is not a class — return the sensor classes themselves "
         "(see docs/plugins.md)",
         WHO + "suite class NotASuite: is not a subclass of crax.suites.base.Suite — derive it from Suite "
               "(see docs/plugins.md)",

@@ -2,6 +2,7 @@
 
 import importlib.metadata
 import json
+import re
 import textwrap
 import types
 import warnings
@@ -13,7 +14,7 @@ import pluggy
 import pytest
 
 import crax
-from crax.plugins import PluginError, Registry, hookimpl, hookspecs
+from crax.plugins import PluginError, Registry, hookimpl, hookspecs, manager
 from crax.plugins import builtin as builtin_plugin
 from crax.plugins.manager import _load_entry_points
 
@@ -56,14 +57,60 @@ def test_plugin_body_rejected_by_suite_it_does_not_support():
         crax.make("SledVelocity1")
 
 
-def test_duplicate_component_name_is_an_error_naming_both_plugins():
-    class FakePoint:
-        name = "Point"
+def _body_named(name: str) -> type:
+    from crax.bodies.point import Point
 
-    clash = types.SimpleNamespace(crax_register_bodies=hookimpl(lambda: [FakePoint]))
-    reg = Registry(_manager(("shadowing_plugin", clash)))
-    with pytest.raises(PluginError, match="'Point' is registered by plugin 'crax.builtin' and again by 'shadowing_plugin'"):
-        reg.table("bodies")
+    return type(name + "Copy", (Point,), {"name": name, "__module__": "my_robots"})
+
+
+def test_a_builtin_name_stays_crax_own_and_a_name_two_plugins_share_names_neither():
+    one = types.SimpleNamespace(crax_register_bodies=hookimpl(tryfirst=True)(lambda: [_body_named("Point"), _body_named("Rover")]))
+    two = types.SimpleNamespace(crax_register_bodies=hookimpl(lambda: [_body_named("Rover"), _body_named("Tank")]))
+    reg = Registry(_manager(("one", one), ("two", two)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bodies = reg.bodies
+    fix = "set the class attribute name to one that `crax list` does not show (docs/plugins.md), or uninstall one of the distributions"
+    rover = ("body name 'Rover' is claimed by plugin 'one' (class my_robots.RoverCopy) and plugin 'two' "
+             "(class my_robots.RoverCopy), so it names neither — rename it in one of the plugins: " + fix)
+    assert [str(w.message) for w in caught] == [
+        "body name 'Point' is claimed by crax (class crax.bodies.point.Point) and plugin 'one' "
+        "(class my_robots.PointCopy); crax's own body keeps the name and the plugin's class is ignored — "
+        "rename it in 'one': " + fix,
+        rover + ". Asking for 'Rover' raises this error; the plugins' other components work",
+    ]
+    from crax.bodies.point import Point
+
+    assert bodies["Point"] is Point and reg.get("bodies", "Point") is Point
+    assert "Rover" not in bodies and bodies["Tank"].__name__ == "TankCopy"
+    with pytest.raises(PluginError, match="^" + re.escape(rover) + "$"):
+        reg.get("bodies", "Rover")
+
+
+def test_a_rejected_component_error_is_chained_to_the_check_that_made_it():
+    class Blind(crax.sensors.Sensor):
+        name = "Blind"
+        size = 1
+
+    reg = Registry(_manager(("blind", types.SimpleNamespace(crax_register_sensors=hookimpl(lambda: [Blind])))))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        original = reg.rejected("sensors")["Blind"]
+    with pytest.raises(TypeError, match="sensor class Blind: defines no observe") as error:
+        reg.get("sensors", "Blind")
+    assert error.value is not original and error.value.__cause__ is original
+    assert original.__traceback__ is not None  # where check_class raised it
+
+
+def test_every_class_the_hook_specs_name_exists():
+    import importlib
+
+    named = re.findall(r":class:`(crax\.[\w.]+)`", hookspecs.__doc__ + "".join(
+        getattr(hookspecs, f"crax_register_{kind}").__doc__ for kind in manager.KINDS))
+    assert len(named) == len(manager.KINDS)
+    for path in named:
+        module, _, attr = path.rpartition(".")
+        assert isinstance(getattr(importlib.import_module(module), attr, None), type), path
 
 
 def test_unknown_name_lists_valid_choices():
@@ -94,14 +141,21 @@ def test_plugin_that_fails_to_import_is_reported_by_name(tmp_path, monkeypatch):
     assert pm.get_plugin("crax_example") is not None  # the healthy plugin still loads
 
 
-def test_entry_point_name_declared_by_two_distributions_is_an_error(tmp_path, monkeypatch):
+def test_entry_point_name_declared_by_two_distributions_is_a_warning_naming_both(tmp_path, monkeypatch):
     dist = tmp_path / "impostor-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: impostor\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[crax.plugins]\ncrax_example = json\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(PluginError, match="plugin name 'crax_example' is declared twice"):
-        _load_entry_points(_manager())
+    pm = _manager()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _load_entry_points(pm)
+    (message,) = [str(w.message) for w in caught if "declared twice" in str(w.message)]
+    assert message.startswith("crax plugin name 'crax_example' is declared twice: by ")
+    assert "impostor (json)" in message and "crax-example-plugin (crax_example_plugin.plugin)" in message
+    assert "rename the entry point in one of the two" in message
+    assert pm.get_plugin("crax_example") is not None  # one of the two, and crax goes on
 
 
 def test_plugin_constraint_and_sensor_compose_into_a_task_by_name():

@@ -35,7 +35,7 @@ def crax_register_sensors() -> list[type]:
 
 @hookspec
 def crax_register_hazards() -> list[type]:
-    """Hazard / prop classes (subclasses of :class:`crax.hazards.Hazard`)."""
+    """Hazard / prop classes: placeables (subclasses of :class:`crax.hazards.Placeable`)."""
 
 
 @hookspec

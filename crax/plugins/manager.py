@@ -4,8 +4,10 @@
 A broken plugin never breaks crax: an entry point that fails to import or to register, or a hook
 that raises, is reported once (a warning naming the plugin and the error) and the whole plugin is
 skipped; a component class that breaks its kind's contract (:mod:`crax.plugins.validate`) is
-reported and left out of its table, and asking for it by name raises that error. The contracts
-are described in docs/plugins.md.
+reported and left out of its table, and asking for it by name raises that error. A name that
+several plugins claim is reported once: crax's own names stay crax's, a name that only third-party
+plugins share is used by none of them, and asking for it raises a PluginError saying how to rename
+(docs/DECISIONS.md 43). The contracts are described in docs/plugins.md.
 
 Set ``CRAX_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the built-in plugin.
 """
@@ -35,8 +37,9 @@ OWNERS: dict[type, str] = {}
 """The plugin that registered each component class (filled when a registry collects its tables)."""
 
 
-class PluginError(RuntimeError):
-    """A plugin could not be loaded or declared a clashing component name."""
+class PluginError(ValueError):
+    """The component name asked for is claimed by two (or more) third-party plugins: a bad name,
+    so the CLI reports it as bad input (status 2), as it does an unknown name."""
 
 
 def describe_plugin(name: str) -> str:
@@ -61,8 +64,11 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             source = f"{dist.metadata['Name']} ({ep.value})"
             if ep.name in seen:
                 if seen[ep.name] != source:
-                    raise PluginError(f"plugin name {ep.name!r} is declared twice: by {seen[ep.name]} and by {source}")
-                continue  # the same distribution visible twice on sys.path
+                    warnings.warn(f"crax plugin name {ep.name!r} is declared twice: by {seen[ep.name]} and by {source}; "
+                                  f"the second is skipped — rename the entry point in one of the two (its name in "
+                                  f'[project.entry-points."{hookspecs.ENTRY_POINT_GROUP}"]), or uninstall one of them',
+                                  stacklevel=2)
+                continue  # (or the same distribution visible twice on sys.path)
             seen[ep.name] = source
             DISTRIBUTIONS[ep.name] = dist.metadata["Name"]
             try:
@@ -77,6 +83,18 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
                 if pm.get_plugin(ep.name) is not None:
                     pm.unregister(name=ep.name)
                 _skip(ep.name, f"from {source} failed to register", e)
+                continue
+            _warn_unmarked(pm, plugin, ep.name)
+
+
+def _warn_unmarked(pm: pluggy.PluginManager, plugin: object, name: str) -> None:
+    # pluggy registers only functions marked with @hookimpl and ignores the rest without a word
+    for attr in sorted(dir(plugin)):
+        if (attr.startswith("crax_register_") and callable(getattr(plugin, attr, None))
+                and pm.parse_hookimpl_opts(plugin, attr) is None):
+            warnings.warn(f"crax plugin {describe_plugin(name)}: function {attr} is not decorated with @hookimpl, so "
+                          "crax never calls it — decorate it: `from crax import hookimpl`, then `@hookimpl` above "
+                          f"`def {attr}():`", stacklevel=3)
 
 
 @functools.cache
@@ -99,8 +117,13 @@ class Registry:
     Every plugin's hooks are called once, on the first look-up of any table: a plugin with a hook
     that raises (an import error inside it, say) is reported and skipped as a whole. Each class is
     checked against its kind's contract (:func:`crax.plugins.validate.check_class`); one that
-    fails is reported, left out of its table, and :meth:`get` raises its error. A name claimed by
-    two plugins raises :class:`PluginError` naming both; nothing is shadowed.
+    fails is reported, left out of its table, and :meth:`get` raises its error.
+
+    A name claimed by more than one plugin is reported once, with every claimant, and never breaks
+    the other names. A built-in's name stays crax's own (the plugins' classes of that name are
+    ignored). A name that only third-party plugins claim is left out of its table, since which one
+    loads first depends on the installation order, and :meth:`get` raises a :class:`PluginError`
+    naming the plugins and how to rename.
     """
 
     def __init__(self, pm: pluggy.PluginManager):
@@ -116,7 +139,8 @@ class Registry:
         return self._tables[kind]
 
     def rejected(self, kind: str) -> dict[str, Exception]:
-        """Components of ``kind`` left out because they break its contract: name -> the error."""
+        """Components of ``kind`` left out because they break its contract, or because third-party
+        plugins clash on their name: name -> the error :meth:`get` raises."""
         self.table(kind)
         return self._rejected.get(kind, {})
 
@@ -126,7 +150,9 @@ class Registry:
         out: list[tuple[str, str, list]] = []
         failed: set[str] = set()
         for kind in KINDS:
-            for impl in getattr(self.pm.hook, f"crax_register_{kind}").get_hookimpls():
+            impls = getattr(self.pm.hook, f"crax_register_{kind}").get_hookimpls()
+            # built-ins first even against a plugin's tryfirst: they keep their names in a clash
+            for impl in sorted(impls, key=lambda impl: impl.plugin_name != BUILTIN):
                 if impl.plugin_name in failed:
                     continue
                 try:
@@ -144,25 +170,48 @@ class Registry:
         from crax.plugins import validate
 
         tables: dict[str, dict[str, type]] = {kind: {} for kind in KINDS}
-        owner: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        claims: dict[str, dict[str, list[tuple[str, type]]]] = {kind: {} for kind in KINDS}
         self._rejected = {kind: {} for kind in KINDS}
         for plugin, kind, classes in self._call_hooks():
             for cls in classes:
                 if isinstance(cls, type):
                     OWNERS.setdefault(cls, plugin)
                 name = getattr(cls, "name", None)
-                if isinstance(name, str) and name in tables[kind] and tables[kind][name] is not cls:
-                    raise PluginError(
-                        f"{SINGULAR[kind]} name {name!r} is registered by plugin {owner[kind][name]!r} and again by {plugin!r}"
-                    )
                 try:
-                    validate.check_class(kind, cls)
+                    validate.check_class(kind, cls, plugin)
                 except (TypeError, ValueError) as e:
                     self._rejected[kind][name if isinstance(name, str) else repr(cls)] = e
                     warnings.warn(f"{e}; it is skipped", stacklevel=4)
                     continue
-                tables[kind][name], owner[kind][name] = cls, plugin
+                claimants = claims[kind].setdefault(name, [])
+                if all(cls is not other for _, other in claimants):  # one class returned twice is no clash
+                    claimants.append((plugin, cls))
+                tables[kind].setdefault(name, cls)
+        for kind, names in claims.items():
+            for name, claimants in names.items():
+                if len(claimants) > 1:
+                    self._clash(kind, name, claimants, tables[kind])
         return tables
+
+    def _clash(self, kind: str, name: str, claimants: list[tuple[str, type]], table: dict[str, type]) -> None:
+        """Reports a name claimed by several plugins; leaves it out of ``table`` unless it is crax's own."""
+        what = SINGULAR[kind]
+        claimants = sorted(claimants, key=lambda claim: (claim[0] != BUILTIN, claim[0]))  # one text whatever the load order
+        who = " and ".join(f"{'crax' if p == BUILTIN else f'plugin {describe_plugin(p)}'} "
+                           f"(class {c.__module__}.{c.__qualname__})" for p, c in claimants)
+        fix = ("set the class attribute name to one that `crax list` does not show (docs/plugins.md), "
+               "or uninstall one of the distributions")
+        if claimants[0][0] == BUILTIN:
+            plugins = ", ".join(describe_plugin(p) for p, _ in claimants[1:])
+            warnings.warn(f"{what} name {name!r} is claimed by {who}; crax's own {what} keeps the name and the "
+                          f"plugin's class is ignored — rename it in {plugins}: {fix}", stacklevel=5)
+            return
+        error = PluginError(f"{what} name {name!r} is claimed by {who}, so it names neither — rename it in one "
+                            f"of the plugins: {fix}")
+        del table[name]
+        self._rejected[kind][name] = error
+        warnings.warn(f"{error}. Asking for {name!r} raises this error; the plugins' other components work",
+                      stacklevel=5)
 
     def get(self, kind: str, name: str) -> type:
         table = self.table(kind)
@@ -170,7 +219,9 @@ class Registry:
             return table[name]
         if name in self._rejected.get(kind, {}):
             error = self._rejected[kind][name]
-            raise type(error)(str(error))
+            # a fresh error each time (re-raising one object grows its traceback), chained to the one
+            # made where the class was checked
+            raise type(error)(str(error)) from error
         raise ValueError(f"unknown {SINGULAR[kind]} {name!r}; valid choices: {', '.join(sorted(table))}")
 
     def refresh(self) -> None:

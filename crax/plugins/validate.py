@@ -64,12 +64,14 @@ _NAME_FORMS = {
 }
 
 
-def check_class(kind: str, cls: Any) -> None:
+def check_class(kind: str, cls: Any, plugin: str | None = None) -> None:
     """Raises TypeError naming the plugin, the class and the fix when ``cls`` breaks the contract
-    of ``kind`` (one of :data:`crax.plugins.manager.KINDS`): every problem found, joined by ``;``."""
+    of ``kind`` (one of :data:`crax.plugins.manager.KINDS`): every problem found, joined by ``;``.
+    ``plugin`` is the plugin whose hook returned ``cls`` (a non-class has no owner to look up)."""
     what = SINGULAR[kind]
     if not isinstance(cls, type):
-        raise TypeError(f"a crax_register_{kind} hook returned {cls!r}, which is not a class — return the "
+        who = "" if plugin in (None, BUILTIN) else f"plugin {describe_plugin(plugin)}: "
+        raise TypeError(f"{who}its crax_register_{kind} hook returned {cls!r}, which is not a class — return the "
                         f"{what} classes themselves (see {GUIDE})")
     base = _bases()[kind]
     if not issubclass(cls, base):
@@ -98,6 +100,10 @@ def _bodies(cls: type, base: type) -> list[str]:
     if not _kind_set(cls.kinds):
         out.append(f"kinds {cls.kinds!r} is not a frozenset of kind names — set kinds = frozenset({{...}}) "
                    f"from {', '.join(KINDS)} (or your own suites' kinds)")
+    elif not cls.kinds:
+        out.append(f"its kinds are empty, so no suite accepts it — set kinds = frozenset({{...}}) from "
+                   f"{', '.join(KINDS)} (or your own suites' kinds): a suite accepts a body whose kinds include "
+                   "all the kinds the suite requires")
     elif NAVIGATION in cls.kinds and not _overrides(cls, base, "place"):
         out.append("is a navigation body (its kinds include 'navigation') but defines no place() — define "
                    "place(self, qpos, xy, yaw) returning qpos with the body at xy facing yaw (a slide-x, "
@@ -116,6 +122,11 @@ def _bodies(cls: type, base: type) -> list[str]:
     if not _overrides(cls, base, "mjcf") and not isinstance(getattr(cls, "asset", None), str):
         out.append("has no MJCF — set asset = 'file.xml' and asset_package = 'your_package' (the package that "
                    "holds the file, read with importlib.resources), or override mjcf() to build a mujoco.MjSpec")
+    elif not _overrides(cls, base, "mjcf") and cls.asset_package is None and not cls.asset_file().is_file():
+        declared = next(c for c in cls.__mro__ if "asset" in vars(c)).__module__  # most likely next to the file
+        out.append(f"asset {cls.asset!r} has no asset_package, so crax looks for it among its own bodies' assets, "
+                   f"where it is not — set asset_package = {declared.rpartition('.')[0] or declared!r} "
+                   "(the package that holds the file, read with importlib.resources)")
     if not (isinstance(cls.frame_skip, int) and cls.frame_skip >= 1) or not cls.timestep > 0:
         out.append(f"timestep {cls.timestep!r} and frame_skip {cls.frame_skip!r} must be > 0 and an integer >= 1")
     return out
