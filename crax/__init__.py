@@ -10,17 +10,10 @@
     crax.names()                      # registered components by kind (built-ins and plugins)
 
 Plugins (third-party bodies, sensors, hazards, constraints, suites, learners): docs/plugins.md.
+
+``crax.make`` turns on JAX's persistent compilation cache (``~/.cache/crax/jax``) and asks XLA for
+one host device per CPU core; both are documented in :mod:`crax.startup`, with their opt-outs.
 """
-
-import os as _os
-
-# Expose every CPU core as an XLA host device so that batched envs can be sharded across cores.
-# Takes effect if JAX has not initialized its backends yet (importing jax first is fine); harmless
-# on GPU machines. Opt out with CRAX_HOST_DEVICES=1 (or set the XLA flag yourself).
-_n = _os.environ.get("CRAX_HOST_DEVICES", str(_os.cpu_count() or 1))
-_flags = _os.environ.get("XLA_FLAGS", "")
-if "xla_force_host_platform_device_count" not in _flags and _n != "1":
-    _os.environ["XLA_FLAGS"] = f"{_flags} --xla_force_host_platform_device_count={_n}".strip()
 
 # Batched MJX steps with contacts deadlock XLA:CPU's thread pool inside jaxlib's LAPACK kernels;
 # split their batches so every call runs inline (see crax/_lapack.py; opt out: CRAX_SPLIT_LAPACK=0).

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 import tyro
 
+from crax import startup
+
 USAGE = """crax: safe reinforcement learning on MuJoCo MJX.
 
 commands:
@@ -132,8 +134,14 @@ def _studies():
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``crax`` console script."""
+    with startup.command_line():  # XLA's log kept off the console; says when a compile starts
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        startup.configure_jax()  # before anything starts JAX's backends (host devices), errors reported below
         if argv and argv[0] in ("train", "eval"):
             from crax import runner
 

@@ -9,9 +9,10 @@
 
 Rendering runs on the host: each frame copies the joint and mocap state of one MJX ``State`` into a
 ``mujoco.MjData`` of a render-only copy of the env's ``MjModel`` and draws it with one cached
-``mujoco.Renderer`` per (env, width, height). The copy carries the render palette (hazards, goals,
-buttons, pillars and props in distinct colours, the agent in charcoal and in red on frames whose
-``state.cost > 0``); the physics model is never touched.
+``mujoco.Renderer`` per (env, width, height). Placeables keep the colours they were built in
+(:mod:`crax.palette`: hazards, goals, buttons, pillars and props in distinct colours); the copy
+draws the agent in charcoal, and in red on frames whose ``state.cost > 0``. The physics model is
+never touched.
 
 Headless OpenGL: ``MUJOCO_GL`` is respected when set; otherwise EGL is tried, then OSMesa. When no
 backend works, :class:`RenderingUnavailable` says which were tried and what to set.
@@ -25,10 +26,12 @@ import dataclasses
 import importlib
 import math
 import os
+import subprocess
 import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import jax
@@ -36,6 +39,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from crax import palette
 from crax.env import Env, State
 
 CAMERAS = ("track", "top")
@@ -47,23 +51,9 @@ GL_BACKENDS = ("egl", "osmesa", "glfw")
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
-AGENT_RGBA = (0.2, 0.2, 0.22, 1.0)
-COST_RGBA = (0.95, 0.1, 0.1, 1.0)
+AGENT_RGBA = palette.AGENT
+COST_RGBA = palette.COST
 """The agent's colour on frames whose ``state.cost > 0``."""
-
-
-def _palette() -> list[tuple[tuple[type, ...], tuple[float, float, float, float]]]:
-    """Render colours of the built-in placeables (first match wins: GoalZone is a CylinderZones)."""
-    from crax import hazards as h
-
-    return [
-        ((h.GoalZone,), (0.15, 0.85, 0.3, 0.6)),
-        ((h.Buttons,), (1.0, 0.55, 0.0, 1.0)),
-        ((h.Gremlins,), (0.6, 0.2, 0.85, 1.0)),
-        ((h.CylinderPillars, h.CubePillars), (0.1, 0.6, 0.6, 1.0)),
-        ((h.Block,), (0.95, 0.85, 0.15, 1.0)),
-        ((h.CylinderZones, h.CubeZones, h.MixedZones), (0.2, 0.35, 0.95, 0.55)),
-    ]
 
 
 class RenderingUnavailable(RuntimeError):
@@ -177,10 +167,6 @@ def _scene(env: Env) -> _Scene:
     body = base.body
     agent = np.array([g for g in range(m.ngeom) if m.body(int(m.geom_bodyid[g])).name.startswith(body.prefix)
                       and m.geom_rgba[g, 3] > 0], dtype=np.int64)
-    for p in dict(getattr(base.suite, "placeables", {})).values():
-        rgba = next((c for classes, c in _palette() if isinstance(p, classes)), None)
-        if rgba is not None:
-            m.geom_rgba[np.asarray(getattr(p, "geom_ids", ()), np.int64)] = rgba
     m.geom_matid[agent] = -1  # a material's colour would win over the agent colours set per frame
     m.mat_specular[:] = np.minimum(m.mat_specular, 0.1)  # the overhead light washes out a glossy floor
     # A 4096² shadow map is most of a frame's time on a software renderer (Mesa's llvmpipe under
@@ -349,8 +335,6 @@ def write_video(path: str | Path, frames: np.ndarray, fps: float) -> Path:
         raise ValueError(f"frames must be a (T, H, W, 3) uint8 array with T >= 1, got {frames.dtype} {frames.shape}")
     if not (isinstance(fps, int | float) and math.isfinite(fps) and fps > 0):
         raise ValueError(f"fps must be a positive number, got {fps!r}")
-    import imageio.v2 as iio
-
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".gif":
         import imageio.v3 as iio3
@@ -358,15 +342,29 @@ def write_video(path: str | Path, frames: np.ndarray, fps: float) -> Path:
         iio3.imwrite(path, frames, duration=1000.0 / fps, loop=0)
         return path
     pad = ((0, 0), (0, frames.shape[1] % 2), (0, frames.shape[2] % 2), (0, 0))
-    frames = np.pad(frames, pad, mode="edge")
-    writer = iio.get_writer(path, format="FFMPEG", fps=float(fps), codec="libx264", pixelformat="yuv420p",
-                            macro_block_size=1, quality=7)
-    try:
-        for f in frames:
-            writer.append_data(f)
-    finally:
-        writer.close()
+    _write_h264(path, np.pad(frames, pad, mode="edge"), fps)
     return path
+
+
+def _write_h264(path: Path, frames: np.ndarray, fps: float) -> None:
+    """Pipes raw RGB frames into the ffmpeg that imageio-ffmpeg ships (H.264, yuv420p, CRF 15).
+
+    Not through imageio's writer: imageio-ffmpeg starts ffmpeg with ``preexec_fn=os.setpgrp``, and a
+    ``preexec_fn`` makes ``subprocess`` fork with Python's fork hooks and run Python code in the
+    child, which JAX (its threads running) warns "will likely lead to a deadlock". Without one,
+    ``subprocess`` starts ffmpeg by vfork/exec with no Python code in between.
+    """
+    import imageio_ffmpeg
+
+    _, height, width, _ = frames.shape
+    cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
+           "-s", f"{width}x{height}", "-r", str(Fraction(fps).limit_denominator()), "-i", "-", "-an",
+           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "15", str(path)]
+    done = subprocess.run(cmd, input=memoryview(np.ascontiguousarray(frames)).cast("B"),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if done.returncode:
+        raise RuntimeError(f"ffmpeg could not write {path} (exit code {done.returncode}): "
+                           f"{done.stderr.decode(errors='replace').strip()[-2000:]}")
 
 
 def save_video(env: Env, states: State | Sequence[State], path: str | Path, *, fps: float | None = None,

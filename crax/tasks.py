@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from crax import compose
+from crax import compose, startup
 from crax.plugins import validate
 from crax.plugins.manager import registry
 from crax.suites.base import Suite, TaskEnv
@@ -147,6 +147,7 @@ def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | N
         A plugin component that breaks its contract (docs/plugins.md) is a TypeError or
         ValueError naming the plugin, the class and the fix.
     """
+    startup.configure_jax()  # compile cache and host devices (crax/startup.py)
     body_cls, suite_cls, level = parse_id(env_id)
     valid = parameter_names(suite_cls)
     unknown = sorted(set(overrides) - set(valid))
@@ -160,4 +161,6 @@ def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | N
     suite = suite_cls(body_cls(), level, **overrides)
     validate.check_components(suite.constraints, suite.sensors)
     compose.check_terms(env_id, [c.term for c in suite.constraints], added_constraints)
-    return TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)
+    env = TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)
+    startup.announce_compile()
+    return env

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
+from crax import palette
 from crax._mjx import mjx
 from crax.scene import GROUP_HAZARD, Category, add_mocap, collide_as
 
@@ -27,12 +28,13 @@ class Placeable(nnx.Module):
       keepout: placement clearance radius (other objects keep ``keepout_i + keepout_j`` away).
       collidable: its geoms collide with the agent.
       group: MJCF geom group (its lidar class for the natural lidar).
+      rgba: colour of its geoms, in the model and in renders (built-ins: :mod:`crax.palette`).
     """
 
     name: ClassVar[str]
     collidable: ClassVar[bool] = False
     group: ClassVar[int] = GROUP_HAZARD
-    rgba: ClassVar[tuple[float, ...]] = (0.2, 0.3, 0.9, 0.6)
+    rgba: ClassVar[tuple[float, ...]] = palette.HAZARD_ZONE
 
     count: int
     keepout: float

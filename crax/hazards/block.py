@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax import palette
 from crax._mjx import mjx
 from crax.hazards.base import Placeable
 from crax.scene import Category, collide_as
@@ -39,7 +40,7 @@ class Block(Placeable):
 
     name = "Block"
     group = GROUP_PROP
-    rgba = (0.9, 0.6, 0.2, 1.0)
+    rgba = palette.BLOCK
 
     def __init__(
         self,

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax import palette
 from crax.hazards.base import Placeable
 from crax.hazards.pillars import FRICTIONLESS
 from crax.scene import GROUP_GOAL
@@ -24,7 +25,7 @@ class Buttons(Placeable):
     name = "Buttons"
     collidable = True
     group = GROUP_GOAL
-    rgba = (1.0, 0.5, 0.0, 1.0)
+    rgba = palette.BUTTON
 
     def __init__(self, count: int = 4, radius: float = 0.1, *, keepout: float = 0.2):
         self.count = count
@@ -53,7 +54,7 @@ class Gremlins(Placeable):
 
     name = "Gremlins"
     collidable = True
-    rgba = (0.5, 0.0, 1.0, 1.0)
+    rgba = palette.GREMLIN
 
     def __init__(self, count: int, travel: float, *, half: float = 0.1, keepout: float | None = None):
         self.count = count

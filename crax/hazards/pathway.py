@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from crax import palette
 from crax.hazards.base import Placeable
 from crax.hazards.constraints import Constraint, TaskParam
 from crax.scene import Category, add_mocap
@@ -46,7 +47,7 @@ class PathwayZones(Placeable):
     """
 
     name = "PathwayZones"
-    rgba = (0.9, 0.5, 0.1, 0.6)
+    rgba = palette.PATHWAY_ZONE
 
     def __init__(
         self,

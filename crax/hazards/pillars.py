@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mujoco
 
+from crax import palette
 from crax.hazards.base import Placeable
 
 FRICTIONLESS = {"condim": 1, "priority": 1}
@@ -24,7 +25,7 @@ class CylinderPillars(Placeable):
 
     name = "CylinderPillars"
     collidable = True
-    rgba = (0.5, 0.5, 1.0, 1.0)
+    rgba = palette.PILLAR
 
     def __init__(self, count: int, radius: float, height: float, *, keepout: float | None = None):
         self.count = count
@@ -52,7 +53,7 @@ class CubePillars(Placeable):
 
     name = "CubePillars"
     collidable = True
-    rgba = (0.5, 0.5, 1.0, 1.0)
+    rgba = palette.PILLAR
 
     def __init__(self, count: int, half: float, height: float, *, keepout: float | None = None):
         self.count = count

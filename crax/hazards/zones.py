@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax import palette
 from crax.hazards.base import Placeable
 from crax.scene import GROUP_GOAL
 
@@ -58,7 +59,7 @@ class GoalZone(CylinderZones):
 
     name = "GoalZone"
     group = GROUP_GOAL
-    rgba = (0.2, 0.9, 0.3, 0.5)
+    rgba = palette.GOAL
 
     def __init__(self, radius: float, *, keepout: float | None = None):
         super().__init__(1, radius, keepout=keepout)
