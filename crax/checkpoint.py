@@ -48,13 +48,39 @@ def new_run_dir(root: str | os.PathLike, env_id: str, learner: str) -> Path:
     return path
 
 
+class CheckpointMismatch(ValueError):
+    """A readable checkpoint that does not fit the template (another learner, config or env): no older
+    file would fit either, so loading stops instead of falling back."""
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a fsynced temporary file and ``os.replace``. On failure (a
+    full disk) the temporary file is removed and ``path`` is left as it was."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: str | os.PathLike, what: str) -> Any:
+    """The JSON value in ``path``; ValueError naming the file, ``what`` it should be (e.g. "a crax sweep
+    manifest") and what is wrong, for a file that is unreadable, not UTF-8 text or not JSON."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        problem = f"it holds bytes that are not UTF-8 text ({e.reason} at byte {e.start})"
+    except json.JSONDecodeError as e:
+        problem = f"it is not valid JSON ({e})"
+    except OSError as e:
+        problem = f"it cannot be read ({e.strerror or e})"
+    raise ValueError(f"{path} is not {what}: {problem}")
 
 
 def write_config(run_dir: str | os.PathLike, *, learner: str, env_id: str, env_kwargs: dict[str, Any],
@@ -76,10 +102,9 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     path = run_dir / CONFIG_FILE
     if not path.exists():
         raise ValueError(f"{str(run_dir)!r} is not a crax run folder: it has no {CONFIG_FILE}")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} is not valid JSON: {e}") from None
+    record = read_json(path, "a crax run config")
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} is not a crax run config: it holds a JSON {type(record).__name__}, not an object")
     missing = {"learner", "env", "config"} - set(record)
     if missing:
         raise ValueError(f"{path} lacks the entries {sorted(missing)}")
@@ -160,11 +185,11 @@ def _read(path: Path, template) -> dict[str, Any]:
         key = distributed.is_key(leaf)
         name = (_KEY_PREFIX if key else "") + _path_key(p)
         if name not in stored:
-            raise ValueError(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
+            raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
         value = np.asarray(stored[name])
         want = tuple(leaf.shape) + (tuple(jax.random.key_data(jax.random.key(0)).shape) if key else ())
         if value.shape != want:
-            raise ValueError(f"checkpoint {path} does not match this learner/config/env: {name!r} has shape "
+            raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: {name!r} has shape "
                              f"{value.shape}, expected {want}")
         restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))
     state = jax.tree_util.tree_unflatten(treedef, restored)
@@ -189,9 +214,9 @@ def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
     for env_steps, path in reversed(found):
         try:
             result = _read(path, template(env_steps) if callable(template) else template)
+        except CheckpointMismatch:
+            raise
         except ValueError as e:
-            if "does not match" in str(e):
-                raise
             errors.append((path, e))
             continue
         if errors:

@@ -19,6 +19,7 @@ commands:
   crax list                       bodies, suites, levels, env ids and learners
   crax bench --env PointGoal1     env steps/s against bare physics steps/s
   crax train <learner> --env ID   train a learner (crax train --help)
+  crax train --resume RUN_DIR     continue an interrupted run; --total-steps N extends a finished one
   crax render ID --out OUT.mp4    video of one episode with random actions (crax render --help)
   crax eval RUN_DIR               evaluate a trained run (crax eval --help); --video OUT.mp4 films one episode
   crax sweep --out DIR ...        grid of learners × envs × bounds × seeds (crax sweep --help)

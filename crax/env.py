@@ -170,6 +170,13 @@ class EpisodeStats(Wrapper):
         return state.replace(info=info, metrics=metrics)
 
 
+def key_batch_size(key: jax.Array) -> int | None:
+    """The number of keys in a 1-D batch of PRNG keys (typed ``jax.random.key`` or raw ``PRNGKey``
+    data), or None for a single key."""
+    raw = not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    return None if key.ndim == int(raw) else int(key.shape[0])
+
+
 class Vmap(Wrapper):
     """Runs ``num_envs`` copies of an env in parallel with ``jax.vmap``.
 
@@ -183,7 +190,11 @@ class Vmap(Wrapper):
         self.num_envs = int(num_envs)
 
     def reset(self, key: jax.Array) -> State:
-        keys = key if key.shape == (self.num_envs,) else jax.random.split(key, self.num_envs)
+        batch = key_batch_size(key)
+        if batch is not None and batch != self.num_envs:
+            raise ValueError(f"reset got a batch of {batch} keys for {self.num_envs} envs (num_envs); pass one "
+                             f"key or {self.num_envs}")
+        keys = key if batch is not None else jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.reset)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -235,11 +246,16 @@ class AutoReset(Wrapper):
         return {"data": state.data, "obs": state.obs, "info": {k: state.info[k] for k in keys}}
 
     def reset(self, key: jax.Array) -> State:
-        key, sub = jax.random.split(key)
-        state = self.env.reset(sub)
+        if key_batch_size(key) is None:
+            key, sub = jax.random.split(key)
+            state = self.env.reset(sub)
+            auto_keys = jax.random.split(key, state.done.shape[0])
+        else:  # one key per env, as Vmap takes them: env i starts from reset(key[i])
+            state = self.env.reset(key)
+            auto_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1))(key)
         n = state.done.shape[0]
         # The pool starts empty (no slot ready); the initial state only gives it its structure.
-        info = {**state.info, "autoreset_key": jax.random.split(key, n), "final_obs": state.obs,
+        info = {**state.info, "autoreset_key": auto_keys, "final_obs": state.obs,
                 "autoreset_pool": self._pack(state, state.info), "autoreset_ready": jnp.zeros(n, bool)}
         return state.replace(info=info)
 

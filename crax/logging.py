@@ -77,6 +77,12 @@ class RunLogger:
             w.flush()
         self._jsonl.flush()
 
+    def sync(self) -> None:
+        """Flushes and fsyncs ``metrics.jsonl``: called before a checkpoint is written, so a checkpoint
+        on disk implies that every record up to its step is on disk too (DECISIONS 44)."""
+        self.flush()
+        os.fsync(self._jsonl.fileno())
+
     def close(self) -> None:
         for w in self.writers:
             w.close()
@@ -92,23 +98,37 @@ class NullLogger:
     def flush(self) -> None:
         pass
 
+    def sync(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
 
 def read_metrics(path: str | os.PathLike) -> list[dict]:
-    """The records of a ``metrics.jsonl`` (a torn last line from a crash is skipped)."""
+    """The records of a ``metrics.jsonl``. A torn last line (a crash while writing it) is skipped;
+    a damaged line before it (bytes that are not UTF-8 text or not a JSON record) raises a
+    ValueError naming the file and the line."""
     path = Path(path)
     if path.is_dir():
         path = path / METRICS_FILE
     if not path.exists():
         return []
+    lines = path.read_bytes().splitlines()
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, raw in enumerate(lines, 1):
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError(f"a JSON {type(record).__name__}, not a record")
+        except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            if number == len(lines):
+                continue
+            what = (f"holds bytes that are not UTF-8 text ({e.reason} at byte {e.start})"
+                    if isinstance(e, UnicodeDecodeError) else f"is not a JSON record ({e})")
+            raise ValueError(f"{path}: line {number} of {len(lines)} {what}; the metrics record is damaged "
+                             "(delete or repair that line)") from None
+        records.append(record)
     return records
 
 

@@ -318,10 +318,19 @@ def first_episode(states: State) -> State:
 
 
 def video_path(path: str | Path) -> Path:
-    """``path`` as a Path; ValueError unless it ends in a suffix of :data:`VIDEO_SUFFIXES`."""
+    """``path`` as a Path; ValueError unless it ends in a suffix of :data:`VIDEO_SUFFIXES` and its
+    folder exists or can be made (checked before any rendering work)."""
     path = Path(path)
     if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise ValueError(f"video path {str(path)!r} must end in one of {', '.join(VIDEO_SUFFIXES)}")
+    if path.is_dir():
+        raise ValueError(f"video path {str(path)!r} is a folder; give a file name ending in "
+                         f"{' or '.join(VIDEO_SUFFIXES)}")
+    for folder in path.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                raise ValueError(f"cannot write the video {str(path)!r}: {str(folder)!r} is a file, not a folder")
+            break
     return path
 
 

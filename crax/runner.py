@@ -30,9 +30,11 @@ import importlib
 import json
 import math
 import shutil
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -44,8 +46,9 @@ from crax import checkpoint as ckpt
 from crax import compose, distributed
 from crax.env import Env
 from crax.learners.base import ConstrainedPPO, PPOConfig, Steps
-from crax.learners.trainer import EVAL_POLICIES, Trainer
+from crax.learners.trainer import EVAL_POLICIES, Trainer, default_devices
 from crax.logging import NullLogger, Progress, RunLogger, read_metrics
+from crax.run_lock import RunLock
 
 RESULTS_FILE = "results.json"
 
@@ -200,17 +203,8 @@ def train(
         else:
             envs = [(env if isinstance(env, Env) else make_env(env, env_kwargs), _env_label(env))]
         init_record = None if init_from is None else {"run_dir": str(init_from), "parts": list(init_parts)}
-        if run_dir is None:
-            label = envs[-1][1].rpartition(":")[2] + ("-curriculum" if stages else "")
-            made = str(ckpt.new_run_dir(runs_root, label, cls.name)) if distributed.is_main() else ""
-            run_dir = Path(distributed.agree(made))
-        else:
-            run_dir = Path(run_dir)
-            if (run_dir / ckpt.CONFIG_FILE).exists():
-                raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
-            distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
-            if distributed.is_main():
-                run_dir.mkdir(parents=True, exist_ok=True)
+        if run_dir is not None and (Path(run_dir) / ckpt.CONFIG_FILE).exists():
+            raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
     config = config if config is not None else cls.Config()
     if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
@@ -218,10 +212,38 @@ def train(
     if len(sizes) > 1:
         raise ValueError("curriculum stages must share one observation size; got "
                          + ", ".join(f"{i} {e.observation_size}" for e, i in envs))
-    if distributed.is_main():
-        ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}),
-                          config=config, stages=[i for _, i in envs] if len(envs) > 1 else None, init_from=init_record)
-    return _train_loop(cls, config, envs, run_dir, resume, progress, None if resume else init_record)
+    check_seed(config.seed)
+    # Everything that can refuse the config (budgets, device layout, memory) runs before a run folder
+    # exists, so a refused run leaves no folder whose config.json later passes for a run's.
+    trainers = [Trainer(cls, config, e) for e, _ in envs]
+    for trainer in trainers:
+        check_memory(trainer)
+    if not resume:
+        if run_dir is None:
+            label = envs[-1][1].rpartition(":")[2] + ("-curriculum" if stages else "")
+            made = str(ckpt.new_run_dir(runs_root, label, cls.name)) if distributed.is_main() else ""
+            run_dir = Path(distributed.agree(made))
+        else:
+            run_dir = Path(run_dir)
+            distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
+            if distributed.is_main():
+                run_dir.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(run_dir).acquire() if distributed.is_main() else None
+    try:
+        if lock is not None and not resume and (run_dir / ckpt.CONFIG_FILE).exists():  # a run started since the check
+            raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
+        restored = _resume_point(cls, config, envs, trainers, run_dir, record) if resume else None
+        if distributed.is_main():
+            ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}),
+                              config=config, stages=[i for _, i in envs] if len(envs) > 1 else None,
+                              init_from=init_record)
+            # an extended finished run: its old results.json no longer describes the run (until it finishes)
+            (run_dir / RESULTS_FILE).unlink(missing_ok=True)
+        return _train_loop(cls, config, envs, trainers, run_dir, restored, progress,
+                           None if resume else init_record)
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: str | Env, run_dir: str | Path, *,
@@ -283,6 +305,84 @@ class TrainingDiverged(RuntimeError):
     """A loss or parameter became non-finite; the run folder keeps its last good checkpoint."""
 
 
+class StorageFailed(RuntimeError):
+    """A checkpoint or the metrics could not be written (a full disk); the message says how to resume."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what SLURM, Kubernetes and most schedulers send before killing a job), raised where
+    Ctrl-C's KeyboardInterrupt would be, so a terminated run is checkpointed the same way."""
+
+
+class _StopOnSigterm:
+    """While installed, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: a no-op)."""
+
+    def __init__(self):
+        self._previous = None
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._raise)
+
+    @staticmethod
+    def _raise(signum, frame) -> None:
+        raise Terminated()
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
+            self._previous = None
+
+
+def check_seed(seed: int, name: str = "config field 'seed'") -> None:
+    """ValueError unless ``seed`` fits the 64-bit integer a JAX PRNG key is made from."""
+    if not -(2**63) <= seed < 2**63:
+        raise ValueError(f"{name} must be a 64-bit integer, in [-2**63, 2**63 - 1]; got {seed}")
+
+
+def _memory_available(device: jax.Device) -> int | None:
+    """Bytes a run can use on ``device``: an accelerator's allocator limit, or the host's available
+    memory for a CPU device (None where neither is known)."""
+    if device.platform == "cpu":
+        try:
+            with open("/proc/meminfo", encoding="ascii") as f:
+                info = dict(line.split(":", 1) for line in f)
+            return int(info["MemAvailable"].split()[0]) * 1024
+        except (OSError, KeyError, ValueError):
+            return None
+    stats = device.memory_stats() or {}
+    return stats.get("bytes_limit")
+
+
+def memory_estimate(trainer: Trainer) -> int:
+    """A lower bound on the bytes one training call holds: the whole train state (learners, optimizers,
+    env states of every env and seed) plus the rollout's observations, actions, log-probabilities,
+    rewards, costs, values and flags of one iteration (float32)."""
+    c = trainer.config
+    state = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(trainer.abstract_state()))
+    per_step = 2 * trainer.observation_size + 3 * trainer.action_size + 8
+    return int(state + 4 * per_step * c.steps_per_iteration * c.num_seeds)
+
+
+def check_memory(trainer: Trainer) -> None:
+    """ValueError when :func:`memory_estimate` exceeds the memory of the devices the run uses, instead of
+    an allocation that fails (or swaps until a time limit) after minutes of compiling."""
+    devices = default_devices(trainer.config.num_devices)
+    local = [d for d in devices if d.process_index == jax.process_index()]
+    limits = [_memory_available(d) for d in local]
+    if not limits or None in limits:
+        return
+    have = limits[0] if local[0].platform == "cpu" else sum(limits)  # CPU devices share the host's memory
+    need = memory_estimate(trainer) * len(local) // len(devices)  # this process's share
+    if need > have:
+        c = trainer.config
+        raise ValueError(
+            f"this run needs at least {need / 2**30:,.1f} GiB (the train state of {c.num_seeds} seed(s) × "
+            f"{c.num_envs:,} envs and one iteration's rollout of {c.steps_per_iteration:,} steps per seed), more "
+            f"than the {have / 2**30:,.1f} GiB available on {local[0].platform} ({len(local)} device(s)); "
+            f"lower --num-envs (with --batch-size × --num-minibatches a multiple of it) or --num-seeds")
+
+
 def _eval_summary(ev: dict[str, dict[str, np.ndarray]], seed: int) -> dict[str, dict[str, float]]:
     """Mean and spread over the evaluation episodes of one seed, per evaluated policy."""
     out = {}
@@ -322,18 +422,59 @@ def _stage_bounds(config: PPOConfig, num_stages: int) -> list[int]:
     return [0, *(per_stage * (k + 1) for k in range(num_stages))]
 
 
-def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Path, resume: bool,
-                progress: bool | None, init: dict[str, Any] | None) -> TrainResult:
-    trainers = [Trainer(cls, config, e) for e, _ in envs]
+def _stage_of(bounds: list[int], iteration: int) -> int:
+    """The stage that runs iteration ``iteration + 1``."""
+    return max(k for k in range(len(bounds) - 1) if bounds[k] <= iteration)
+
+
+def _resume_point(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: list[Trainer], run_dir: Path,
+                  record: dict[str, Any]) -> dict[str, Any]:
+    """The newest checkpoint of a run to continue (:func:`crax.checkpoint.load_checkpoint`'s dict).
+
+    Raises :class:`RunComplete` when the run has trained its stored budget and ``config`` asks for no
+    more (writing ``results.json`` from the metrics if the run stopped before writing it), and
+    ValueError when ``config`` asks for fewer steps than an unfinished run has already trained.
+    Nothing in the folder changes otherwise, ``config.json`` included."""
+    steps_per_iter = config.steps_per_iteration
+    bounds = _stage_bounds(config, len(envs))
+
+    def template(env_steps: int):  # a checkpoint holds the envs of the stage that ran its last iteration
+        return trainers[_stage_of(bounds, env_steps // steps_per_iter - 1)].abstract_state()
+
+    restored = ckpt.load_checkpoint(run_dir, template)
+    if restored["iteration"] < bounds[-1]:
+        return restored
+    stored = ckpt.config_from_dict(cls.Config, record["config"])
+    stored_bounds = _stage_bounds(stored, len(envs))
+    trained, asked = restored["env_steps"], bounds[-1] * steps_per_iter
+    if restored["iteration"] < stored_bounds[-1]:
+        raise ValueError(f"run {str(run_dir)!r} has trained {trained:,} of its {stored.total_steps:,} steps; "
+                         f"--total-steps {config.total_steps:,} would not extend it. Resume without --total-steps "
+                         "to finish it, or pass a larger one.")
+    written = ""
+    if not (run_dir / RESULTS_FILE).exists():  # it stopped between its last checkpoint and its results
+        _write_results(cls, stored, envs, stored_bounds, run_dir, _last_episodes(run_dir, stored.num_seeds),
+                       write=distributed.is_main())
+        written = " (written now from its metrics)"
+    fewer = (f" (--total-steps {config.total_steps:,} asks for no more; config.json is unchanged)"
+             if asked < trained else "")
+    raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {trained:,} steps{fewer}; its results are "
+                      f"in {run_dir / RESULTS_FILE}{written}. Pass a larger --total-steps to extend it.")
+
+
+def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: list[Trainer], run_dir: Path,
+                restored: dict[str, Any] | None, progress: bool | None, init: dict[str, Any] | None) -> TrainResult:
+    """Trains from ``restored`` (a checkpoint to continue) or from scratch (``init``: a run to start from)."""
     env_id = envs[-1][1]
     seeds = config.num_seeds
     init_key, eval_key = jax.random.split(jax.random.key(config.seed))
     steps_per_iter = config.steps_per_iteration
     bounds = _stage_bounds(config, len(envs))
     total_iters = bounds[-1]
+    resume = restored is not None
 
-    def stage_of(iteration: int) -> int:  # the stage that runs iteration ``iteration + 1``
-        return max(k for k in range(len(envs)) if bounds[k] <= iteration)
+    def stage_of(iteration: int) -> int:
+        return _stage_of(bounds, iteration)
 
     def enter(stage: int, state):
         """The first state of a later stage: its fresh envs, everything else carried."""
@@ -343,21 +484,8 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
 
     start_iter = 0
     if resume:
-        def template(env_steps: int):  # a checkpoint holds the envs of the stage that ran its last iteration
-            return trainers[stage_of(env_steps // steps_per_iter - 1)].abstract_state()
-
-        restored = ckpt.load_checkpoint(run_dir, template)
         start_iter = restored["iteration"]
         held = stage_of(start_iter - 1)
-        if start_iter >= total_iters:
-            written = ""
-            if not (run_dir / RESULTS_FILE).exists():  # it stopped between its last checkpoint and its results
-                _write_results(cls, config, envs, bounds, run_dir, _last_episodes(run_dir, seeds),
-                               write=distributed.is_main())
-                written = " (written now from its metrics)"
-            raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {restored['env_steps']:,} of "
-                              f"{total_iters * steps_per_iter:,} steps; its results are in "
-                              f"{run_dir / RESULTS_FILE}{written}. Pass a larger --total-steps to extend it.")
         state, state_stage = trainers[held].place(restored["state"]), held
     else:
         state, state_stage = trainers[0].init(init_key), 0
@@ -374,7 +502,31 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
     multipliers: dict[str, float] = {}
     last_episode = _last_episodes(run_dir, seeds)  # a resumed run reports its last episodes before new ones end
     it = last_ckpt = start_iter
+
+    def storage_failed(what: str, e: OSError) -> StorageFailed:
+        found = ckpt.checkpoints(run_dir)
+        kept = (f"the newest checkpoint is still {found[-1][1]} (step {found[-1][0]:,})" if found
+                else "no checkpoint was written yet")
+        return StorageFailed(f"could not write {what} to {run_dir}: {e.strerror or e}; {kept}. Free space (or fix "
+                             f"the folder) and resume with: crax train --resume {run_dir}")
+
+    def commit(state, it: int) -> None:
+        """Makes the records up to iteration ``it`` durable, then writes its checkpoint (DECISIONS 44)."""
+        try:
+            logger.sync()
+            ckpt.save_checkpoint(run_dir, state, env_steps=it * steps_per_iter, iteration=it)
+        except OSError as e:
+            raise storage_failed(f"the checkpoint of step {it * steps_per_iter:,}", e) from None
+
+    def flush() -> None:
+        try:
+            logger.flush()
+        except OSError as e:
+            raise storage_failed("the metrics", e) from None
+
+    stop = _StopOnSigterm()
     try:
+        stop.install()
         while it < total_iters:
             stage = stage_of(it)
             if stage != state_stage:
@@ -403,40 +555,52 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], run_dir: Pa
                 multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in per_seed]))
                                for k in per_seed[0] if k.startswith("multiplier/")}
             if good < n:
-                logger.flush()
+                flush()
                 found = ckpt.checkpoints(run_dir)
                 kept = f"the last good checkpoint is {found[-1][1]}" if found else "no checkpoint was written yet"
                 raise TrainingDiverged(
                     f"training diverged at iteration {it + good + 1} (env step {(it + good + 1) * steps_per_iter:,}): "
                     f"a loss or parameter became non-finite (seeds {np.flatnonzero(bad[:, good]).tolist()}); "
                     f"{kept}. Try a lower learning rate or a max_grad_norm.")
-            state = done_state = new_state
-            it += n
-            step = it * steps_per_iter
-            if any(it - n < e <= it for e in eval_iters):
-                ev = distributed.to_host(trainer.evaluate(state, jax.random.fold_in(eval_key, it)))
+            done = it + n
+            step = done * steps_per_iter
+            if any(it < e <= done for e in eval_iters):
+                ev = distributed.to_host(trainer.evaluate(new_state, jax.random.fold_in(eval_key, done)))
                 summaries = [_eval_summary(ev, s) for s in range(seeds)]
                 logger.log(step, [{f"eval/{mode}/{k}": v for mode, vals in sm.items() for k, v in vals.items()}
                                   for sm in summaries])
+            # only now, with its evaluation logged, is the call finished: an interrupt before this
+            # point checkpoints the previous state, and resuming redoes the call, evaluation included
+            state = done_state = new_state
+            it = done
             if it - last_ckpt >= config.checkpoint_every or it == total_iters:
-                ckpt.save_checkpoint(run_dir, state, env_steps=step, iteration=it)
+                commit(state, it)
                 last_ckpt = it
-            logger.flush()
+            flush()
             bar.update(step, sps, _finite_mean([e["return"] for e in last_episode]),
                        _finite_mean([e["cost"] for e in last_episode]), multipliers)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        stop.restore()  # a second SIGTERM while the checkpoint below is written kills at once
         bar.close()
         if it > last_ckpt and not distributed.multiprocess():  # saving gathers from every process
-            ckpt.save_checkpoint(run_dir, done_state, env_steps=it * steps_per_iter, iteration=it)
-        print(f"\ninterrupted after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
+            commit(done_state, it)
+        cause = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"\n{cause} after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
               f"Resume with: crax train --resume {run_dir}", file=sys.stderr)
         raise
     finally:
+        stop.restore()
         bar.close()
-        logger.close()
+        try:
+            logger.close()
+        except OSError as e:  # the records it still held could not be written (a full disk)
+            raise storage_failed("the metrics", e) from None
 
     distributed.barrier("crax-metrics-written")  # every process reads the results from process 0's records
-    final, evals, history = _write_results(cls, config, envs, bounds, run_dir, last_episode, write=main)
+    try:
+        final, evals, history = _write_results(cls, config, envs, bounds, run_dir, last_episode, write=main)
+    except OSError as e:
+        raise storage_failed(RESULTS_FILE, e) from None
     return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=total_iters * steps_per_iter,
                        final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)
 
@@ -493,6 +657,7 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
+    check_seed(seed, "seed")
     record, cls, config, trainer, restored, policy = _restore(run_dir, episodes, env, policy)
     model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
     ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
@@ -525,23 +690,61 @@ def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: 
     """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
     (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
     learner sees (its ``wrap_env``), episode drawn from ``seed``. Returns the path."""
-    from flax import nnx
-
     from crax import render
 
     path = render.video_path(path)
     _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy)
-    learner_state = jax.tree.map(lambda x: jax.numpy.asarray(x[0]), restored["state"].model)
-    deterministic = policy == "deterministic"
-
-    def act(obs: jax.Array, key: jax.Array) -> jax.Array:
-        learner = nnx.merge(trainer.graphdef, learner_state)[0]
-        loc, scale = learner.policy(obs)
-        return jax.numpy.tanh(loc if deterministic else loc + scale * jax.random.normal(key, loc.shape))
-
+    act = _policy_fn(trainer, restored["state"].model, 0, policy == "deterministic")
     env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's wrap_env
     states = render.first_episode(render.rollout(env, act, jax.random.key(seed), env.episode_length))
     return render.save_video(env, states, path, camera=camera, width=width, height=height)
+
+
+def _policy_fn(trainer: Trainer, model, seed: int, deterministic: bool) -> Callable:
+    """``act(obs, key=None) -> action`` of trained seed ``seed`` of a (seed-batched) model state: the
+    env's action ``tanh(u)`` for ``u`` the Gaussian's mean, or a sample from it drawn with ``key``."""
+    from flax import nnx
+
+    learner_state = jax.tree.map(lambda x: jax.numpy.asarray(x[seed]), model)
+
+    def act(obs: jax.Array, key: jax.Array | None = None) -> jax.Array:
+        learner = nnx.merge(trainer.graphdef, learner_state)[0]
+        loc, scale = learner.policy(obs)
+        if deterministic:
+            return jax.numpy.tanh(loc)
+        if key is None:
+            raise ValueError("a sampled policy (deterministic=False) needs a key: act(obs, key)")
+        return jax.numpy.tanh(loc + scale * jax.random.normal(key, loc.shape))
+
+    return act
+
+
+def load_policy(run_dir: str | Path, *, seed: int = 0, deterministic: bool = True,
+                env: Env | None = None) -> Callable[..., jax.Array]:
+    """A trained policy from the latest checkpoint of a run folder, as a jitted ``act(obs, key=None)``.
+
+    ``act`` maps an observation (or a batch, leading axes free) of the env the learner sees to actions
+    in ``[-1, 1]``: the mean action when ``deterministic`` (``key`` unused), else a sampled one, which
+    needs a ``key``. The observation normalizer is inside. The learner sees the run's env through its
+    ``wrap_env`` (PPO-Saute appends the remaining budget to the observation):
+    ``Trainer(...).eval_env.env`` is that env, or ``runner.evaluate`` runs it for you.
+
+    Args:
+      run_dir: a run folder written by :func:`train`.
+      seed: which trained seed's learner, in ``[0, num_seeds)``.
+      deterministic: the mean action (True) or a sample (False).
+      env: the env instance, for runs trained on an :class:`Env` object rather than an env id.
+
+    Example::
+
+        act = runner.load_policy("runs/PointGoal1-ppo-lag-20250101-120000")
+        action = act(state.obs)
+    """
+    _, _, config, trainer, restored, _ = _restore(run_dir, 1, env, None)
+    if not 0 <= seed < config.num_seeds:
+        raise ValueError(f"seed must be in [0, {config.num_seeds}): the run trained {config.num_seeds} seed(s); "
+                         f"got {seed}")
+    return jax.jit(_policy_fn(trainer, restored["state"].model, seed, deterministic))
 
 
 # ---- command line ---------------------------------------------------------------------------------
@@ -617,7 +820,7 @@ def _join_cluster(prog: str, args: Any) -> None:
 class ResumeArgs:
     """Continue an interrupted run from its latest checkpoint."""
 
-    resume: str
+    resume: Annotated[str, tyro.conf.arg(metavar="RUN_DIR")]
     """Run folder to continue (its config.json names learner, env and config)."""
     total_steps: Steps | None = None
     """New total environment steps per seed (default: the stored one; 2e6 notation accepted)."""
@@ -637,13 +840,20 @@ def _fail(prog: str, error: Exception) -> None:
 
 
 def print_final(result: TrainResult) -> None:
+    """The run folder and each seed's final evaluation: the judged policy with the verdict, then the
+    other evaluated policy."""
     print(f"run folder: {result.run_dir}")
     bound = result.config.safety_bound
+
+    def spread(f: dict[str, Any]) -> str:
+        return (f"return {f['return']:.3f} ± {f['return_std']:.3f}  cost {f['cost']:.3f} ± {f['cost_std']:.3f}"
+                if "return_std" in f else f"return {f['return']:.3f}  cost {f['cost']:.3f}")
+
     for s, f in enumerate(result.final):
         verdict = "safe" if f["safe"] else "not safe"
-        spread = (f"return {f['return']:.3f} ± {f['return_std']:.3f}  cost {f['cost']:.3f} ± {f['cost_std']:.3f}"
-                  if "return_std" in f else f"return {f['return']:.3f}  cost {f['cost']:.3f}")
-        print(f"seed {s}: {spread}  ({verdict}, bound {bound:g}; {f['policy']} policy)")
+        print(f"seed {s}: {spread(f)}  ({verdict}, bound {bound:g}; {f['policy']} policy)")
+        for other in (p for p in EVAL_POLICIES if p != f["policy"] and p in f):
+            print(f"{'':>{len(str(s)) + 6}}{other} policy: {spread(f[other])}")
 
 
 def run_or_exit(prog: str, fn, *args, **kwargs) -> TrainResult:
@@ -655,11 +865,18 @@ def run_or_exit(prog: str, fn, *args, **kwargs) -> TrainResult:
         raise SystemExit(0) from None
     except ValueError as e:
         _fail(prog, e)
-    except TrainingDiverged as e:
+    except (TrainingDiverged, StorageFailed) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
+    except Terminated:
+        raise SystemExit(128 + signal.SIGTERM) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+
+
+TRAIN_DESCRIPTION = ("Train a constrained PPO learner: crax train LEARNER --env ID [flags] (crax train LEARNER --help "
+                     "lists the flags). Continue an interrupted run, or extend a finished one, with: crax train "
+                     "--resume RUN_DIR [--total-steps N] (crax train --resume RUN_DIR --help).")
 
 
 def train_main(argv: list[str]) -> None:
@@ -682,7 +899,7 @@ def train_main(argv: list[str]) -> None:
             print_final(result)
         return
 
-    cls, config, args = parse_learner_command(argv, prog, "Train a constrained PPO learner.",
+    cls, config, args = parse_learner_command(argv, prog, TRAIN_DESCRIPTION,
                                               extra=COMPONENT_FLAGS + DISTRIBUTED_FLAGS)
     _join_cluster(prog, args)
     try:
@@ -732,7 +949,7 @@ def parse_learner_command(argv: list[str], prog: str, description: str, extra: t
 class EvalArgs:
     """Evaluate the latest checkpoint of a run: the stochastic and the deterministic policy."""
 
-    run_dir: tyro.conf.Positional[str]
+    run_dir: Annotated[tyro.conf.Positional[str], tyro.conf.arg(metavar="RUN_DIR")]
     """Run folder written by crax train."""
     episodes: int = 128
     """Episodes per trained seed and policy (run in parallel)."""
@@ -742,7 +959,7 @@ class EvalArgs:
     """Policy the safe verdict is taken on (default: the run's eval_policy, stochastic unless changed)."""
     json: bool = False
     """Print the result as JSON."""
-    video: str | None = None
+    video: Annotated[str | None, tyro.conf.arg(metavar="OUT.mp4|OUT.gif")] = None
     """Also write a video (.mp4 or .gif) of one evaluation episode of seed 0's learner with the judged policy."""
     camera: Literal["track", "top"] = "track"
     """Camera of the video: track follows the agent, top looks down on the arena."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -38,14 +37,23 @@ def find_runs(paths: Iterable[str | Path]) -> list[Path]:
         if (p / ckpt.CONFIG_FILE).exists():
             runs = [p]
         elif (p / MANIFEST_FILE).exists():
-            manifest = json.loads((p / MANIFEST_FILE).read_text(encoding="utf-8"))
-            runs = [p / c["dir"] for c in manifest.get("cells", []) if (p / c["dir"] / ckpt.CONFIG_FILE).exists()]
+            runs = [p / d for d in manifest_dirs(p / MANIFEST_FILE) if (p / d / ckpt.CONFIG_FILE).exists()]
         else:
             runs = sorted(c.parent for c in p.rglob(ckpt.CONFIG_FILE))
         if not runs:
             raise ValueError(f"no crax run folder (a folder with {ckpt.CONFIG_FILE}) in {str(p)!r}")
         found.update((r.resolve(), None) for r in runs)
     return list(found)
+
+
+def manifest_dirs(path: Path) -> list[str]:
+    """The cell folders a sweep's ``manifest.json`` lists; ValueError naming the file when it is damaged."""
+    manifest = ckpt.read_json(path, "a crax sweep manifest")
+    try:
+        return [str(c["dir"]) for c in manifest.get("cells", [])]
+    except (AttributeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a crax sweep manifest: its cells are not a list of "
+                         f"{{\"dir\": ...}} records ({type(e).__name__}: {e})") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,8 +117,8 @@ def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | N
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         return None
+    res = ckpt.read_json(path, "a crax results file")
     try:
-        res = json.loads(path.read_text(encoding="utf-8"))
         final = res["final"]
         if policy is not None:
             missing = [s for s, f in enumerate(final) if policy not in f]
@@ -121,7 +129,7 @@ def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | N
         return RunResult(run_dir=Path(run_dir), learner=res["learner"], env=res["env"],
                          safety_bound=float(res["safety_bound"]), policy=judged, env_steps=int(res["env_steps"]),
                          returns=tuple(float(f["return"]) for f in final), costs=tuple(float(f["cost"]) for f in final))
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+    except (KeyError, TypeError) as e:
         raise ValueError(f"{path} is not a crax results file ({type(e).__name__}: {e})") from None
 
 

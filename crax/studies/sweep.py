@@ -96,9 +96,10 @@ class Manifest:
         if not path.exists():
             return
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))["grid"]
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise ValueError(f"{path} is not a crax sweep manifest ({type(e).__name__}: {e})") from None
+            stored = ckpt.read_json(path, "a crax sweep manifest")["grid"]
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path} is not a crax sweep manifest: it has no grid ({type(e).__name__}: {e}); "
+                             "delete it to start the sweep over, or choose another --out") from None
         diff = grid.differences(stored)
         if diff:
             raise ValueError(f"{str(sweep_dir)!r} holds a sweep with other arguments ({'; '.join(diff)}); run it "

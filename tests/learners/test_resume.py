@@ -1,10 +1,12 @@
-"""Exact resume: a run interrupted by SIGINT or SIGKILL and resumed logs the same metrics, iteration by
-iteration, as the uninterrupted run; finished runs, corrupt checkpoints and TensorBoard across resumes."""
+"""Exact resume: a run interrupted by SIGINT, SIGTERM or SIGKILL (between checkpoints, or just after
+one) and resumed logs the same metrics, iteration by iteration, as the uninterrupted run; finished and
+extended runs, corrupt checkpoints and TensorBoard across resumes."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -65,6 +67,74 @@ def test_sigint_writes_a_checkpoint_and_resume_matches(tmp_path, monkeypatch, ca
     assert records(run_dir) == records(reference.run_dir)
     assert json.loads((run_dir / "results.json").read_text()) == json.loads(
         (reference.run_dir / "results.json").read_text())
+
+
+def run_killed(run_dir: Path, patch: str, **overrides) -> subprocess.CompletedProcess:
+    """Trains CONFIG (with ``overrides``) in a fresh process after running ``patch``, a snippet that
+    plants the fault (``os``, ``signal``, ``ckpt``, ``runner`` and ``Trainer`` are imported)."""
+    fields = {"total_steps": 6 * STEPS_PER_ITER, "num_evals": 2, "checkpoint_every": 2, "lambda_lr": 0.5, **overrides}
+    script = "\n".join([
+        "import os, signal",
+        "from crax import checkpoint as ckpt, runner",
+        "from crax.learners import PPOLag, Trainer",
+        "from tests.learners.conftest import tiny",
+        textwrap.dedent(patch),
+        f"config = tiny(PPOLag.Config, **{fields!r})",
+        f"runner.run_or_exit('crax train', runner.train, PPOLag, config, {TOY_ENV_ID!r}, run_dir={str(run_dir)!r},"
+        " progress=False)",
+    ])
+    cache = {"JAX_COMPILATION_CACHE_DIR": str(ROOT / ".jax_cache"), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"}
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **cache, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("kill_at", [3, 6], ids=["after-a-mid-run-checkpoint", "after-the-final-checkpoint"])
+def test_sigkill_just_after_a_checkpoint_loses_no_metrics(tmp_path, reference, kill_at):
+    """A checkpoint on disk implies the records up to its step are on disk (DECISIONS 44): killed right
+    after the checkpoint of an evaluated iteration (3) or of the last one (6), nothing is lost."""
+    run_dir = tmp_path / "run"
+    proc = run_killed(run_dir, f"""
+        save = ckpt.save_checkpoint
+        def save_then_die(run_dir, state, *, env_steps, iteration, **kw):
+            path = save(run_dir, state, env_steps=env_steps, iteration=iteration, **kw)
+            if iteration == {kill_at}:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return path
+        ckpt.save_checkpoint = save_then_die
+    """, checkpoint_every=3)
+    assert proc.returncode == -9, proc.stderr
+    assert ckpt.checkpoints(run_dir)[-1][0] == kill_at * STEPS_PER_ITER
+    assert not (run_dir / "results.json").exists()
+
+    if kill_at == 6:
+        with pytest.raises(runner.RunComplete, match="written now"):
+            runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    else:
+        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    assert records(run_dir) == records(reference.run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    assert [e["step"] for e in results["evals"]] == [3 * STEPS_PER_ITER, 6 * STEPS_PER_ITER]
+    assert results == json.loads((reference.run_dir / "results.json").read_text())
+
+
+def test_sigterm_is_handled_like_ctrl_c(tmp_path, reference):
+    run_dir = tmp_path / "run"
+    proc = run_killed(run_dir, """
+        original, count = Trainer.run, [0]
+        def run(self, state, n):
+            count[0] += 1
+            if count[0] == 4:  # as a scheduler's SIGTERM arriving during iteration 4
+                os.kill(os.getpid(), signal.SIGTERM)
+            return original(self, state, n)
+        Trainer.run = run
+    """)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert "terminated (SIGTERM)" in proc.stderr and f"crax train --resume {run_dir}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert ckpt.checkpoints(run_dir)[-1][0] == 3 * STEPS_PER_ITER  # the last finished iteration's
+
+    runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    assert records(run_dir) == records(reference.run_dir)
 
 
 def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
@@ -132,3 +202,30 @@ def test_corrupt_newest_checkpoint_falls_back_with_a_warning(tmp_path):
     message = str(caught[0].message)
     assert restored["env_steps"] == older and newest_path.name in message and f"step_{older}" in message
     runner.evaluate(run_dir, episodes=2)  # eval uses the readable one too
+
+
+def test_extending_a_finished_run_retracts_its_results_until_it_finishes(tmp_path, monkeypatch, capsys):
+    from crax.studies import read_result
+
+    run_dir = tmp_path / "run"
+    runner.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
+                 run_dir=run_dir, progress=False)
+    config_before = (run_dir / ckpt.CONFIG_FILE).read_bytes()
+    with pytest.raises(SystemExit) as exc:  # fewer steps than trained: nothing to do, and nothing rewritten
+        runner.train_main(["--resume", str(run_dir), "--total-steps", "64", "--no-progress"])
+    assert exc.value.code == 0 and "asks for no more" in capsys.readouterr().out
+    assert (run_dir / ckpt.CONFIG_FILE).read_bytes() == config_before
+
+    interrupt_at_call(monkeypatch, 1, KeyboardInterrupt)  # the extension stops before its first new iteration
+    with pytest.raises(SystemExit) as exc:
+        runner.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
+    assert exc.value.code == 130
+    assert read_result(run_dir) is None  # `crax table` lists it as not finished, not with the 128-step result
+    assert ckpt.read_config(run_dir)["config"]["total_steps"] == 256  # a plain --resume finishes the extension
+    monkeypatch.undo()
+    capsys.readouterr()
+
+    runner.train_main(["--resume", str(run_dir), "--no-progress"])
+    assert read_result(run_dir).env_steps == 4 * STEPS_PER_ITER
+    out = capsys.readouterr().out  # the final evaluation of both policies, the judged one first
+    assert "seed 0: return" in out and "stochastic policy)" in out and "deterministic policy: return" in out
