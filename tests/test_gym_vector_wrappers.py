@@ -95,6 +95,7 @@ def test_seed_lists_seed_each_env(next_env, same_env):
     for bad in ([1, 2], [1, 2, -3], [1, 2, None], "123"):
         with pytest.raises(ValueError, match=r"seed must be None, an int in \[0, 2\*\*63\) or a list of 3 such ints"):
             next_env.reset(seed=bad)
+    np.testing.assert_array_equal(next_env.reset(seed=np.int64(7))[0], next_env.reset(seed=7)[0])
     # the batch steps on from per-env seeds as from one seed
     next_env.reset(seed=[1, 2, 3])
     assert next_env.step(ACTIONS)[0].shape == (NUM_ENVS, 12)

@@ -81,7 +81,8 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
     def reset(self, *, seed: int | Sequence[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         seeds = self._seed_list(seed)
-        super().reset(seed=None if seeds else seed)
+        seed = None if seed is None or seeds else int(seed)
+        super().reset(seed=seed)
         self._check_options(options)
         if seeds:
             keys = [self._episode_key(s) for s in seeds]
