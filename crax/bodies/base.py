@@ -166,6 +166,16 @@ class Body(nnx.Module):
         """
         return self.position(data)
 
+    def velocity(self, model: mjx.Model, data: mjx.Data) -> jax.Array:
+        """World-frame linear velocity of the torso after the step, shape (3,), from ``data.qvel``.
+
+        ``data.cvel`` (and ``data.xpos``) come from the last substep's start and lag ``qvel`` by one
+        substep; this reads the velocity the step ends with. The default maps ``qvel`` through the
+        torso's translational Jacobian; bodies whose root joints give it directly override it.
+        """
+        jacp, _ = mjx.jac(model, data, data.xpos[self.torso_id], self.torso_id)
+        return jacp.T @ data.qvel
+
     def planar_velocity(self, before: mjx.Data, data: mjx.Data) -> jax.Array:
         """(v_x, v_y) of :meth:`locomotion_position` over one control step from ``before`` to ``data``."""
         return (self.locomotion_position(data) - self.locomotion_position(before))[:2] / self.dt

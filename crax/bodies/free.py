@@ -43,5 +43,8 @@ class FreeBody(Body):
     def place(self, qpos: jax.Array, xy: jax.Array, yaw: jax.Array) -> jax.Array:
         return qpos.at[0:2].set(xy).at[3:7].set(quat_mul(yaw_quat(yaw), qpos[3:7]))
 
+    def velocity(self, model: mjx.Model, data: mjx.Data) -> jax.Array:
+        return self.qvel(data)[0:3]  # a free joint's linear velocity is in the world frame
+
     def observe(self, data: mjx.Data) -> jax.Array:
         return jnp.concatenate([self.qpos(data)[2:], self.qvel(data)])

@@ -44,6 +44,10 @@ class Point(Body):
     def place(self, qpos: jax.Array, xy: jax.Array, yaw: jax.Array) -> jax.Array:
         return qpos.at[0:2].set(xy).at[2].add(yaw)
 
+    def velocity(self, model: mjx.Model, data: mjx.Data) -> jax.Array:
+        v = self.qvel(data)
+        return jnp.stack([v[0], v[1], jnp.zeros_like(v[0])])  # the slides run along world x and y
+
     def observe(self, data: mjx.Data) -> jax.Array:
         q, v = self.qpos(data), self.qvel(data)
         acc = data.qacc[slice(*self.qvel_adr)]

@@ -22,6 +22,9 @@ class Context:
     Attributes:
       model, data: the MJX model and physics state after the step.
       agent_xy, agent_yaw: the body's torso position on the plane and its heading.
+      agent_velocity: the torso's world-frame linear velocity (3,) after the step
+        (:meth:`crax.bodies.base.Body.velocity`, from ``qvel``: ``cvel`` lags it by a substep);
+        None in a context built by hand without one.
       task: the suite's task state (``info["task"]``): object positions by class name, e.g.
         ``task["goal"]`` of shape (1, 2) and ``task["hazards"]`` of shape (k, 2).
       action: the action of the step as the body's actuators received it: non-finite entries
@@ -35,6 +38,7 @@ class Context:
     agent_yaw: jax.Array
     task: dict[str, Any]
     action: jax.Array | None = None
+    agent_velocity: jax.Array | None = None
 
 
 class Sensor(nnx.Module):

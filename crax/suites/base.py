@@ -97,7 +97,10 @@ class Suite(nnx.Module):
 
     def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
         xy = self.body.position(data)[:2]
-        return Context(model=model, data=data, agent_xy=xy, agent_yaw=self.body.yaw(data), task=task)
+        return Context(
+            model=model, data=data, agent_xy=xy, agent_yaw=self.body.yaw(data), task=task,
+            agent_velocity=self.body.velocity(model, data),
+        )
 
     def observe(self, ctx: Context) -> jax.Array:
         parts = [self.body.observe(ctx.data)] + [s.observe(ctx) for s in self.sensors]
@@ -156,6 +159,10 @@ class TaskEnv(Env):
                  sensors: Sequence = ()):
         if episode_length < 1:
             raise ValueError(f"episode_length must be >= 1, got {episode_length}")
+        # The env owns copies: added components and bound ids never reach the caller's suite or
+        # components, which may build further envs.
+        suite = nnx.clone(suite)
+        constraints, sensors = [nnx.clone(c) for c in constraints], [nnx.clone(s) for s in sensors]
         self.suite = suite
         self.body = suite.body
         self._episode_length = int(episode_length)
@@ -268,7 +275,7 @@ class TaskEnv(Env):
         metrics.update({f"cost/{k}": jnp.zeros(v.shape, v.dtype) for k, v in costs.items()})
         metrics.update({k: jnp.zeros(v.shape, v.dtype) for k, v in extra.items()})
         metrics.update({k: zero for k in NONFINITE_METRICS})
-        info = {"task": task, "steps": jnp.zeros((), jnp.int32), "rng": key}
+        info = {"task": task, "steps": jnp.zeros((), jnp.int32)}
         return State(
             data=data, obs=self.suite.observe(ctx), reward=zero, cost=zero, done=zero, truncation=zero,
             info=info, metrics=metrics,

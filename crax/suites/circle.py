@@ -42,8 +42,9 @@ _MARKER_RGBA = (0.2, 0.9, 0.3, 0.25)
 class Circle(NavigationSuite):
     """Orbit the origin counter-clockwise at ``circle_radius``; ``r = 0.1 · v_tan / (1 + |ρ − R|)``.
 
-    ``v_tan = (−u·y + v·x) / ρ`` with (u, v) the agent's planar displacement over the step / dt and
-    (x, y), ρ its position and distance from the origin after the step. No walls: the cost is
+    ``v_tan = (−u·y + v·x) / ρ`` with (u, v) the torso's planar world velocity at the end of the step
+    (:meth:`Body.velocity`, as Safety-Gymnasium reads the agent's velocity; DECISIONS 42) and (x, y),
+    ρ its position and distance from the origin after the step. No walls: the cost is
     ``boundary_cost · 1[|x| > x_bound ∨ |y| > y_bound]`` (``cost/boundary``) plus the hazard zones'
     proximity cost (``cost/cylinder_zones``, levels 2 and 3). The agent starts uniform in
     ``±start_extent`` with a random yaw; hazards are placed in ``±circle_radius``.
@@ -152,9 +153,8 @@ class Circle(NavigationSuite):
         return self.sample_start(data, key)
 
     def transition(self, model, before, data, task, action):
-        xy0 = self.body.position(before)[:2]
         xy = self.body.position(data)[:2]
-        u, v = (xy - xy0) / self.body.dt
+        u, v = self.body.velocity(model, data)[:2]
         rho = jnp.linalg.norm(xy)
         v_tan = (-u * xy[1] + v * xy[0]) / jnp.maximum(rho, 1e-6)
         reward = self.reward_scale[...] * v_tan / (1.0 + jnp.abs(rho - self.circle_radius[...]))

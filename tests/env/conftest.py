@@ -93,7 +93,7 @@ class Compiled:
         zero = jnp.zeros((), jnp.float32)
         return State(
             data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
-            truncation=zero, info={"task": task, "steps": steps, "rng": key}, metrics=metrics,
+            truncation=zero, info={"task": task, "steps": steps}, metrics=metrics,
         )
 
     def arrange(

@@ -237,6 +237,18 @@ def test_taskenv_builds_binds_and_checks_added_components():
     assert env.observation_size == plain()[0].observation_size + 1
 
 
+def test_building_envs_leaves_the_suite_and_components_alone():
+    from crax.bodies.point import Point
+
+    suite, term = crax.registry().suites["Velocity"](Point(), 1), ActionEnergy(weight=0.5)
+    first = TaskEnv(suite, constraints=[term], episode_length=5)
+    second = TaskEnv(suite, constraints=[term], episode_length=5)
+    for env in (first, second):
+        assert [c.term for c in env.suite.constraints] == ["velocity", "action_energy"]
+    assert [c.term for c in suite.constraints] == ["velocity"]
+    assert first.suite is not suite and first.suite.constraints[1] is not term
+
+
 # ---- the command-line form ------------------------------------------------------------------------
 
 

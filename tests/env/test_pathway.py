@@ -64,7 +64,7 @@ def _arrange_fn():
         key = jax.random.key(0)
         return State(
             data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
-            truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32), "rng": key}, metrics=metrics,
+            truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics,
         )
 
     return arrange

@@ -24,7 +24,6 @@ from tests.env.conftest import compiled
 
 W = 2 * math.pi / 16
 CIRCLE_LIDAR, HAZARD_LIDAR, HAZARD_COMPASS = slice(12, 28), slice(28, 44), slice(44, 48)
-DT = 0.08
 
 
 @functools.cache
@@ -33,42 +32,45 @@ def env3():
     return c, Arranger(c)
 
 
-def circle_reward(before, after, radius=1.5):
-    x, y = after
-    u, v = (after[0] - before[0]) / DT, (after[1] - before[1]) / DT
+def circle_reward(xy, velocity, radius=1.5):
+    x, y = xy
+    u, v = velocity
     rho = math.hypot(x, y)
     return 0.1 * ((-u * y + v * x) / rho) / (1 + abs(rho - radius))
 
 
 # ---------------------------------------------------------------------------------------------
-# Reward: 0.1 v_tan / (1 + |rho - 1.5|), v_tan counter-clockwise positive.
+# Reward: 0.1 v_tan / (1 + |rho - 1.5|), v_tan counter-clockwise positive, from the torso's world
+# velocity at the end of the step (DECISIONS 42), not from the displacement over the step.
 
 
 @pytest.mark.parametrize(
-    ("before", "after"),
+    ("before", "after", "velocity"),
     [
-        ((1.5, 0.0), (1.5, 0.08)),  # on the circle, counter-clockwise at 1 m/s: ~0.1
-        ((1.5, 0.0), (1.5, -0.08)),  # clockwise: negative
-        ((0.0, 0.5), (-0.04, 0.5)),  # inside (rho ~0.5): the distance from the track halves it
-        ((1.0, 0.0), (1.08, 0.0)),  # radial: no reward
-        ((-0.3, -0.9), (-0.25, -0.95)),
+        ((1.5, 0.0), (1.5, 0.08), (0.0, 1.0)),  # on the circle, counter-clockwise at 1 m/s: 0.1
+        ((1.5, 0.0), (1.5, -0.08), (0.0, -1.0)),  # clockwise: negative
+        ((0.0, 0.5), (-0.04, 0.5), (-0.5, 0.0)),  # inside (rho 0.5): the distance from the track halves it
+        ((1.0, 0.0), (1.08, 0.0), (1.0, 0.0)),  # radial: no reward
+        ((-0.3, -0.9), (-0.25, -0.95), (0.6, -0.6)),
+        ((1.5, 0.0), (1.5, 0.0), (0.0, 0.7)),  # no displacement, yet moving: the velocity counts
     ],
 )
-def test_tangential_reward_on_hand_placed_states(before, after):
+def test_tangential_reward_on_hand_placed_states(before, after, velocity):
     c, arrange = env3()
     env = c.env
-    s0, s1 = arrange(before, 0.0), arrange(after, 0.0)
+    s0, s1 = arrange(before, 0.0), arrange(after, 0.0, qvel=(*velocity, 0.0))
     _, tr = env.suite.transition(env.mjx_model, s0.data, s1.data, s1.info["task"], jnp.zeros(2))
-    want = circle_reward(before, after)
+    want = circle_reward(after, velocity)
     assert float(tr.reward) == pytest.approx(want, abs=1e-5)
     assert float(tr.rewards["circle"]) == pytest.approx(want, abs=1e-5)
     assert set(tr.rewards) == {"circle"}
 
 
 def test_reward_signs_and_scale():
-    assert circle_reward((1.5, 0.0), (1.5, 0.08)) == pytest.approx(0.1 * 1.5 / math.hypot(1.5, 0.08) / (1 + (math.hypot(1.5, 0.08) - 1.5)))
-    assert circle_reward((1.5, 0.0), (1.5, -0.08)) < 0
-    assert circle_reward((1.0, 0.0), (1.08, 0.0)) == 0.0
+    assert circle_reward((1.5, 0.0), (0.0, 1.0)) == pytest.approx(0.1)
+    assert circle_reward((1.5, 0.08), (0.0, 1.0)) == pytest.approx(0.1 * 1.5 / math.hypot(1.5, 0.08) / (1 + (math.hypot(1.5, 0.08) - 1.5)))
+    assert circle_reward((1.5, 0.0), (0.0, -1.0)) < 0
+    assert circle_reward((1.08, 0.0), (1.0, 0.0)) == 0.0
 
 
 def test_step_reward_matches_the_formula_and_metrics_name_every_term():
@@ -79,7 +81,8 @@ def test_step_reward_matches_the_formula_and_metrics_name_every_term():
     before = np.asarray(env.body.position(state.data)[:2], np.float64)
     after = np.asarray(env.body.position(nxt.data)[:2], np.float64)
     assert np.linalg.norm(after - before) > 0.02
-    assert float(nxt.reward) == pytest.approx(circle_reward(before, after), abs=1e-5)
+    velocity = np.asarray(nxt.data.qvel[:2], np.float64)  # the Point's slides run along world x and y
+    assert float(nxt.reward) == pytest.approx(circle_reward(after, velocity), abs=1e-5)
     assert {k for k in nxt.metrics if k.startswith(("reward/", "cost/"))} == {
         "reward/circle", "cost/boundary", "cost/cylinder_zones"
     }

@@ -184,3 +184,32 @@ def test_walls_follow_the_agent(point_goal1):
     assert b[0] == pytest.approx(2.0 / 3, abs=1e-5)
     # the east wall (1.1 away, to the right: ego angle -pi/2, bin 12) is seen only in the second pose
     assert a[12] == 0.0 and b[12] == pytest.approx(1.9 / 3, abs=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The turn servo (DECISIONS 40): the yaw rate settles at the velocity servo's steady state,
+# ω = gear·u / (gear² kv + damping) = 0.3u / 0.095, capped where the actuator force reaches its
+# limit 0.05 (ω = 0.3·0.05 / 0.005 = 3). Without armature the servo chattered at its force limit
+# (ω flipping ±1.96 every substep) and the Point turned only for |u| ≥ 0.75.
+
+GYRO_Z = 8  # body observation: accelerometer 0-2, velocimeter 3-5, gyro 6-8, magnetometer 9-11
+
+
+@pytest.mark.parametrize("command", [0.0, 0.25, 0.5, -0.5, 0.75, 1.0])
+def test_point_turns_at_the_servo_rate(point_goal1, command):
+    servo = float(np.clip(0.3 * command / (0.3**2 + 0.005), -3.0, 3.0))
+    state = point_goal1.arrange((0.0, 0.0), 0.0, qvel=(0.0, 0.0, 0.005))  # reset-sized noise on the hinge
+    dt = point_goal1.env.dt
+    yaws, gyros = [], []
+    for _ in range(25):  # 2 s
+        state = point_goal1.step(state, jnp.asarray([0.0, command]))
+        yaws.append(float(state.data.qpos[2]))
+        gyros.append(float(state.obs[GYRO_Z]))
+    rate = (yaws[-1] - yaws[-7]) / (6 * dt)  # the last 0.48 s
+    assert rate == pytest.approx(servo, abs=0.03 * abs(servo) + 1e-3)
+    np.testing.assert_allclose(gyros[-6:], servo, atol=0.03 * abs(servo) + 1e-3)
+
+
+def test_reset_info_holds_only_what_is_read(point_goal1):
+    # An unused PRNG key in info (``info["rng"]``) was carried in every state and checkpoint.
+    assert set(point_goal1.template.info) == {"task", "steps"}
