@@ -35,30 +35,39 @@ def costs(state):
 # Contact with collidable hazards and walls (collision_cost = 3 per touched geom).
 
 
+PI = math.pi
+
+
 @pytest.mark.parametrize(
-    ("agent", "placed", "contact"),
+    ("agent", "yaw", "placed", "contact"),
     [
         # Point sphere r 0.1; cylinder pillar r 0.25: centres 0.3 apart overlap by 0.05, 0.4 apart do not
-        ((0.0, 0.0), {"cylinder_pillars": [(0.3, 0.0)]}, 3.0),
-        ((0.0, 0.0), {"cylinder_pillars": [(0.0, -0.34)]}, 3.0),
-        ((0.0, 0.0), {"cylinder_pillars": [(0.4, 0.0)]}, 0.0),
-        ((1.0, 1.0), {"cylinder_pillars": [(1.25, 1.25)]}, 0.0),  # 0.354 apart: a gap of 0.004
+        # (facing away, so that the front box, x 0.05..0.15 and y +-0.05 ahead, points elsewhere)
+        ((0.0, 0.0), 0.3, {"cylinder_pillars": [(0.3, 0.0)]}, 3.0),
+        ((0.0, 0.0), 0.3, {"cylinder_pillars": [(0.0, -0.34)]}, 3.0),
+        ((0.0, 0.0), PI, {"cylinder_pillars": [(0.4, 0.0)]}, 0.0),
+        ((1.0, 1.0), PI, {"cylinder_pillars": [(1.25, 1.25)]}, 0.0),  # 0.354 apart: a gap of 0.004
         # cube pillar half 0.25: face 0.05 inside the sphere / 0.05 clear of it
-        ((0.0, 0.0), {"cube_pillars": [(0.3, 0.0)]}, 3.0),
-        ((0.0, 0.0), {"cube_pillars": [(0.0, 0.4)]}, 0.0),
-        ((0.0, 0.0), {"cube_pillars": [(0.3, 0.3)]}, 3.0),  # corner (0.05, 0.05) inside the sphere
+        ((0.0, 0.0), 0.3, {"cube_pillars": [(0.3, 0.0)]}, 3.0),
+        ((0.0, 0.0), 0.0, {"cube_pillars": [(0.0, 0.4)]}, 0.0),
+        ((0.0, 0.0), 0.3, {"cube_pillars": [(0.3, 0.3)]}, 3.0),  # corner (0.05, 0.05) inside the sphere
         # each touched hazard pays once: two pillars at once cost 6
-        ((0.0, 0.0), {"cube_pillars": [(0.3, 0.0)], "cylinder_pillars": [(-0.3, 0.0)]}, 6.0),
-        ((0.0, 0.0), {"cylinder_pillars": [(0.3, 0.0), (-0.3, 0.0), (0.0, 0.3)]}, 9.0),
+        ((0.0, 0.0), 0.3, {"cube_pillars": [(0.3, 0.0)], "cylinder_pillars": [(-0.3, 0.0)]}, 6.0),
+        ((0.0, 0.0), 0.3, {"cylinder_pillars": [(0.3, 0.0), (-0.3, 0.0), (0.0, 0.3)]}, 9.0),
+        # the front box collides too (DECISIONS 41): its face 0.15 ahead, 0.02 inside a pillar 0.38 away
+        ((0.0, 0.0), 0.0, {"cylinder_pillars": [(0.38, 0.0)]}, 3.0),
+        ((0.0, 0.0), PI, {"cylinder_pillars": [(0.38, 0.0)]}, 0.0),
         # walls at +-3
-        ((2.95, 0.0), {}, 3.0),
-        ((0.0, -2.93), {}, 3.0),
-        ((2.85, 0.0), {}, 0.0),
-        ((-2.95, 2.95), {}, 6.0),  # a corner touches two walls
+        ((2.95, 0.0), 0.3, {}, 3.0),
+        ((0.0, -2.93), 0.3, {}, 3.0),
+        ((2.85, 0.0), PI, {}, 0.0),
+        ((2.87, 0.0), 0.0, {}, 3.0),  # the box's face at 3.02
+        ((2.87, 0.0), PI, {}, 0.0),  # the sphere 0.03 short of the wall
+        ((-2.95, 2.95), 0.3, {}, 6.0),  # a corner touches two walls
     ],
 )
-def test_contact_cost_through_physics(point_goal3, agent, placed, contact):
-    state = point_goal3.arrange(agent, 0.3, **placed)
+def test_contact_cost_through_physics(point_goal3, agent, yaw, placed, contact):
+    state = point_goal3.arrange(agent, yaw, **placed)
     c = costs(state)
     assert c["cost/contact"] == contact
     assert c["cost/cube_zones"] == 0.0 and c["cost/cylinder_zones"] == 0.0
