@@ -64,14 +64,16 @@ def learning_table(env: str) -> str:
     data = json.loads((RESULTS / f"learning_{env}.json").read_text())
     bound = data.get("safety_bound", 25)
     steps = data["args"]["total_steps"]
-    lines = [f"| learner | steps | judged policy | return R | cost C | safe (C < {bound:g}) | deterministic R / C | minutes |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [f"| learner | steps | judged policy | return R | cost C | safe (C < {bound:g}) | deterministic R / C | minutes "
+             "| load (1 min) at end |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
         spread = lambda k, r=r: f" ± {r[k + '_std']:.2f}" if k + "_std" in r else ""  # noqa: E731
         det = (f"{r['deterministic_return']:.2f} / {r['deterministic_cost']:.2f}" if "deterministic_return" in r
                else "(judged)")
         lines.append(f"| {r['learner']} | {steps:,} | {r.get('policy', 'deterministic')} | {r['return']:.2f}{spread('return')} | "
-                     f"{r['cost']:.2f}{spread('cost')} | {'yes' if r['safe'] else 'no'} | {det} | {r['minutes']:.1f} |")
+                     f"{r['cost']:.2f}{spread('cost')} | {'yes' if r['safe'] else 'no'} | {det} | {r['minutes']:.1f} | "
+                     f"{r['load_1min_at_end'] if 'load_1min_at_end' in r else '–'} |")
     return "\n".join(lines)
 
 

@@ -21,6 +21,13 @@ def test_readme_tables_match_the_results_files():
     assert tables.rewrite(text) == text, "README tables are stale: run python benchmarks/readme_tables.py"
 
 
+def test_results_history_tables_match_the_results_files():
+    tables = load_tables()
+    text = (ROOT / "docs" / "results_history.md").read_text()
+    assert "learning-PointGoal1-before" in [m.group("name") for m in tables.PATTERN.finditer(text)]
+    assert tables.rewrite(text) == text, "run python benchmarks/readme_tables.py --file docs/results_history.md"
+
+
 def test_rewrite_replaces_only_between_markers(tmp_path):
     tables = load_tables()
     text = "intro\n<!-- table:tau -->\nold\n<!-- /table:tau -->\noutro\n"

@@ -139,12 +139,14 @@ class TaskEnv(Env):
 
     The MjSpec scene is the arena (floor, one material), the body's MJCF attached under
     ``agent/``, and the suite's walls and placeables. It is compiled once; each episode only
-    moves mocap bodies and sets joint state.
+    moves mocap bodies and sets joint state. The env works on its own copy of ``suite`` (and of
+    each added component), bound to its model: use ``env.suite``; the suite passed in stays as it
+    was and may build further envs.
 
     ``constraints`` and ``sensors`` are components added to the suite's own (``crax.make``'s
     ``constraints=``/``sensors=``, :mod:`crax.compose`): each may add MJCF (``build(spec)``) before
-    the scene is compiled, is bound to the compiled model, and is then appended to the suite's
-    ``constraints``/``sensors``. Their outputs are checked by tracing (no compile): a component
+    the scene is compiled, is bound to the compiled model, and is then appended to the env's copy
+    of the suite's ``constraints``/``sensors``. Their outputs are checked by tracing (no compile): a component
     that reads a task entry the suite lacks, or returns the wrong shape, is a ValueError here.
     Every :class:`Context` the env builds carries the step's action (``Context.action``).
 

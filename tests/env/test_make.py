@@ -294,7 +294,9 @@ def test_point_body_in_scene():
     assert m.opt.timestep == pytest.approx(0.02) and body.frame_skip == 4
     sphere = m.geom("agent/sphere")
     assert sphere.type == mujoco.mjtGeom.mjGEOM_SPHERE and sphere.size[0] == pytest.approx(0.1)
-    assert m.geom("agent/arrow").contype == 0 and m.geom("agent/arrow").conaffinity == 0
+    arrow = m.geom("agent/arrow")  # the front box collides like the sphere (DECISIONS 41)
+    assert (arrow.contype, arrow.conaffinity) == (sphere.contype, sphere.conaffinity)
+    assert m.dof_armature[2] == pytest.approx(0.0015)  # the turn hinge (DECISIONS 40)
     assert [m.joint(j).type for j in range(m.njnt)] == [mujoco.mjtJoint.mjJNT_SLIDE] * 2 + [mujoco.mjtJoint.mjJNT_HINGE]
     forward, turn = m.actuator("agent/forward"), m.actuator("agent/turn")
     assert forward.gear[0] == pytest.approx(0.3) and turn.gear[0] == pytest.approx(0.3)

@@ -226,8 +226,8 @@ class _FallingCheetah(HalfCheetah):
 
 
 def test_fall_cost_and_healthy_reward_on_a_body_that_falls():
-    suite = Pathway(_FallingCheetah(), 1)
-    e = TaskEnv(suite)  # same scene as HalfCheetahPathway1; nothing is compiled by jit here
+    e = TaskEnv(Pathway(_FallingCheetah(), 1))  # same scene as HalfCheetahPathway1; nothing is compiled by jit here
+    suite = e.suite  # the env's own (bound) copy of the suite
     before = arrange(root=(0.0, 0.0, 0.0))
     for root, healthy in (((0.1, -0.08, 0.0), True), ((0.1, -0.3, 0.0), False)):  # torso z 0.62, 0.40
         after = arrange(root=root)
