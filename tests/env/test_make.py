@@ -294,8 +294,11 @@ def test_point_body_in_scene():
     assert m.opt.timestep == pytest.approx(0.02) and body.frame_skip == 4
     sphere = m.geom("agent/sphere")
     assert sphere.type == mujoco.mjtGeom.mjGEOM_SPHERE and sphere.size[0] == pytest.approx(0.1)
-    arrow = m.geom("agent/arrow")  # the front box collides like the sphere (DECISIONS 41)
-    assert (arrow.contype, arrow.conaffinity) == (sphere.contype, sphere.conaffinity)
+    # the front box is drawn; it collides through an invisible sphere inscribed in it (DECISIONS 41)
+    arrow, proxy = m.geom("agent/arrow"), m.geom("agent/arrow_collision")
+    assert arrow.contype == 0 and arrow.conaffinity == 0 and proxy.rgba[3] == 0
+    assert (proxy.contype, proxy.conaffinity) == (sphere.contype, sphere.conaffinity)
+    np.testing.assert_allclose(proxy.pos, arrow.pos) and np.testing.assert_allclose(proxy.size[0], arrow.size[0])
     assert m.dof_armature[2] == pytest.approx(0.0015)  # the turn hinge (DECISIONS 40)
     assert [m.joint(j).type for j in range(m.njnt)] == [mujoco.mjtJoint.mjJNT_SLIDE] * 2 + [mujoco.mjtJoint.mjJNT_HINGE]
     forward, turn = m.actuator("agent/forward"), m.actuator("agent/turn")
