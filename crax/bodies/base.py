@@ -79,19 +79,7 @@ class Body(nnx.Module):
         """The body's MJCF (``asset`` in ``asset_package``) as a fresh spec; its collidable geoms
         (contype or conaffinity nonzero) get the agent's collision category: ``AGENT`` if
         ``floor_contact`` else ``AGENT_FLOATING``."""
-        where = f"package {self.asset_package!r}" if self.asset_package else "crax's own crax/bodies/assets"
-        try:
-            path = self.asset_file()
-            missing = "" if path.is_file() else f"is not in {where} ({path})"
-        except ModuleNotFoundError:
-            missing = f"cannot be read: asset_package {self.asset_package!r} is no importable package"
-        if missing:
-            from crax.plugins.validate import label
-
-            raise FileNotFoundError(f"{label('body', type(self))}: asset {self.asset!r} {missing} — set asset_package "
-                                    "to the package that holds the file (read with importlib.resources) and declare "
-                                    "the file as its package data")
-        spec = mujoco.MjSpec.from_string(path.read_text())
+        spec = mujoco.MjSpec.from_string(self.asset_file().read_text())
         category = Category.AGENT if self.floor_contact else Category.AGENT_FLOATING
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:

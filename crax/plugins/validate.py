@@ -36,6 +36,25 @@ def label(what: str, cls: Any) -> str:
     return f"{origin(cls)}{what} class {cls.__name__}"
 
 
+def check_body_asset(body: Any) -> None:
+    """FileNotFoundError naming the plugin, the class and the fix when a body's ``asset`` cannot be
+    read from its ``asset_package`` (bodies that build their MJCF in code are not checked)."""
+    from crax.bodies.base import Body
+
+    if type(body).mjcf is not Body.mjcf:
+        return
+    where = f"package {body.asset_package!r}" if body.asset_package else "crax's own crax/bodies/assets"
+    try:
+        path = body.asset_file()
+        missing = "" if path.is_file() else f"is not in {where} ({path})"
+    except ModuleNotFoundError:
+        missing = f"cannot be read: asset_package {body.asset_package!r} is no importable package"
+    if missing:
+        raise FileNotFoundError(f"{label('body', type(body))}: asset {body.asset!r} {missing} — set asset_package "
+                                "to the package that holds the file (read with importlib.resources) and declare "
+                                "the file as its package data")
+
+
 def _overrides(cls: type, base: type, method: str) -> bool:
     return getattr(cls, method, None) is not getattr(base, method)
 

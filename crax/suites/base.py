@@ -177,6 +177,7 @@ class TaskEnv(Env):
         # Observations are computed by the components; MuJoCo's sensor stage would only cost time.
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
         validate.check_components([*suite.constraints, *constraints], [*suite.sensors, *sensors])
+        validate.check_body_asset(self.body)
         body_spec = self.body.mjcf()
         validate.check_body_spec(self.body, body_spec)
         scene.attach_body(spec, body_spec, prefix=self.body.prefix)
