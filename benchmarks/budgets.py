@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import tyro
 
-from crax import runner
+from crax import runs
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -51,7 +51,7 @@ def _term_costs(history: list[dict], terms: list[str], last_fraction: float) -> 
 
 
 def main(args: Args) -> None:
-    cls = runner.get_learner(args.learner)
+    cls = runs.get_learner(args.learner)
     common = dict(total_steps=args.total_steps, num_envs=args.num_envs, batch_size=args.batch_size,
                   num_minibatches=args.num_minibatches, seed=args.seed)
     budgets = cls.Config(**common, budgets=args.budgets).budget_bounds
@@ -60,7 +60,7 @@ def main(args: Args) -> None:
     rows = []
     for name, config in variants.items():
         t = time.perf_counter()
-        result = runner.train(args.learner, config, args.env, runs_root=RESULTS / "runs")
+        result = runs.train(args.learner, config, args.env, runs_root=RESULTS / "runs")
         final = result.final[0]
         costs = _term_costs(result.history, list(budgets), args.last_fraction)
         last = [r for r in result.history if r["seed"] == 0 and "loss/policy" in r][-1]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tyro
 
-from crax.checkpoint import read_config
+from crax.runs.checkpoint import read_config
 from crax.studies.runs import read_result
 from crax.studies.stats import mean_interval
 

@@ -30,7 +30,7 @@ import tyro
 import crax
 import crax.gymnasium
 from crax.bench import check_counts
-from crax.env import AutoReset, Vmap
+from crax.core.env import AutoReset, Vmap
 
 RESULTS = Path(__file__).parent / "results" / "gym_vector.jsonl"
 

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
-from crax import runner  # noqa: E402
+from crax import runs  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -90,20 +90,20 @@ def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
 
 def main(args: Args) -> None:
     unknown = [f for f in _overrides(args.set)
-               if not any(f in runner.get_learner(n).Config.__dataclass_fields__ for n in args.learners)]
+               if not any(f in runs.get_learner(n).Config.__dataclass_fields__ for n in args.learners)]
     if unknown:
         raise SystemExit(f"--set: no learner of {list(args.learners)} has the config field(s) {unknown}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     rows, curves = [], {}
     for name in args.learners:
-        cls = runner.get_learner(name)
+        cls = runs.get_learner(name)
         config = cls.Config(total_steps=args.total_steps, num_envs=args.num_envs, batch_size=args.batch_size,
                             num_minibatches=args.num_minibatches, unroll_length=args.unroll_length,
                             critic_hidden=args.critic_hidden, num_evals=args.num_evals, seed=args.seed,
                             desync_episodes=args.desync_episodes,
                             **{k: v for k, v in _overrides(args.set).items() if k in cls.Config.__dataclass_fields__})
         t = time.perf_counter()
-        result = runner.train(name, config, args.env, runs_root=RESULTS / "runs")
+        result = runs.train(name, config, args.env, runs_root=RESULTS / "runs")
         minutes = (time.perf_counter() - t) / 60
         final = result.final[0]
         rows.append({"learner": name, "return": final["return"], "cost": final["cost"],
@@ -118,7 +118,7 @@ def main(args: Args) -> None:
                         np.array([r["episode/cost"] for r in hist]))
         print(f"{name}: R {final['return']:.2f}  C {final['cost']:.2f}  ({minutes:.1f} min)", flush=True)
 
-    bound = runner.get_learner(args.learners[0]).Config().safety_bound
+    bound = runs.get_learner(args.learners[0]).Config().safety_bound
     stem = RESULTS / f"learning_{args.env}{args.tag}"
     table = [f"# {args.env}: {args.total_steps:,} steps per learner (final evaluation: mean ± std over "
              "the evaluation episodes; safe is judged on the stochastic policy)", "",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import tyro
 
-from crax import runner
+from crax import runs
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -48,13 +48,13 @@ class Args:
 def main(args: Args) -> None:
     env_id = f"{args.body}Velocity1"
     env_kwargs = {"velocity_threshold": 0.0, "cost_mode": "hinge"}
-    cls = runner.get_learner("ppo")
+    cls = runs.get_learner("ppo")
     config = cls.Config(total_steps=args.total_steps, num_envs=args.num_envs, batch_size=args.batch_size,
                         num_minibatches=args.num_minibatches, critic_hidden=args.critic_hidden, seed=args.seed)
     t = time.perf_counter()
-    result = runner.train("ppo", config, env_id, env_kwargs=env_kwargs, runs_root=RESULTS / "runs")
+    result = runs.train("ppo", config, env_id, env_kwargs=env_kwargs, runs_root=RESULTS / "runs")
     minutes = (time.perf_counter() - t) / 60
-    ev = runner.evaluate(result.run_dir, episodes=args.eval_episodes, seed=args.seed + 1)
+    ev = runs.evaluate(result.run_dir, episodes=args.eval_episodes, seed=args.seed + 1)
     speed = ev["cost"] / ev["length"]
     out = {
         "body": args.body, "env": env_id, "learner": "ppo", "total_steps": args.total_steps,

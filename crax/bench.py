@@ -9,9 +9,9 @@ from typing import Any
 
 import jax
 
-from crax._mjx import mjx
-from crax.env import wrap_for_training
-from crax.sharding import per_device, shard_batch
+from crax.core.env import wrap_for_training
+from crax.core.mjx import mjx
+from crax.devices.sharding import per_device, shard_batch
 from crax.suites.base import TaskEnv
 
 

@@ -10,7 +10,7 @@
 Rendering runs on the host: each frame copies the joint and mocap state of one MJX ``State`` into a
 ``mujoco.MjData`` of a render-only copy of the env's ``MjModel`` and draws it with one cached
 ``mujoco.Renderer`` per (env, width, height). Placeables keep the colours they were built in
-(:mod:`crax.palette`: hazards, goals, buttons, pillars and props in distinct colours); the copy
+(:mod:`crax.core.palette`: hazards, goals, buttons, pillars and props in distinct colours); the copy
 draws the agent in charcoal, and in red on frames whose ``state.cost > 0``. The physics model is
 never touched.
 
@@ -39,8 +39,8 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
-from crax import palette
-from crax.env import Env, State
+from crax.core import palette
+from crax.core.env import Env, State
 
 CAMERAS = ("track", "top")
 """Valid ``camera`` names: ``track`` follows the agent's torso from behind and above; ``top`` looks

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from crax.cli import main
-from crax.logging import read_metrics
+from crax.runs.metrics import read_metrics
 from crax.studies import find_runs
 from crax.studies.runs import read_curves
 from tests.studies.runs import write_run

@@ -1,4 +1,4 @@
-"""crax/_lapack.py: batched Cholesky and triangular solves on XLA:CPU are split into LAPACK calls
+"""crax/devices/lapack.py: batched Cholesky and triangular solves on XLA:CPU are split into LAPACK calls
 small enough that jaxlib never blocks a thread-pool worker on them (the Spider training hang).
 
 * every LAPACK call of a compiled Spider-sized batch (256 × 18 × 18) stays below jaxlib's
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import crax  # noqa: F401  (installs the split lowerings)
-from crax import _lapack
+from crax.devices import lapack as _lapack
 
 N, BATCH = 18, 256  # Spider: nv = 18; measure_tau trains 256 envs
 

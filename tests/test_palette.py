@@ -1,4 +1,4 @@
-"""One palette (crax.palette) for the colours placeables are built in and the colours renders show."""
+"""One palette (crax.core.palette) for the colours placeables are built in and the colours renders show."""
 
 import os
 
@@ -8,8 +8,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import crax  # noqa: E402
-from crax import hazards as h  # noqa: E402
-from crax import palette, render  # noqa: E402
+from crax import objects as h  # noqa: E402
+from crax import render
+from crax.core import palette  # noqa: E402
 
 COLOURS = {
     h.GoalZone: palette.GOAL, h.CylinderZones: palette.HAZARD_ZONE, h.CubeZones: palette.HAZARD_ZONE,

@@ -11,7 +11,7 @@ import pytest
 
 import crax
 from crax.cli import main
-from crax.hazards import JointLimit
+from crax.costs import JointLimit
 from crax.learners import PPOLag
 from crax.plugins import PluginError
 from tests.fake_install import installed_sources
@@ -36,7 +36,7 @@ PLUGINS = {
         import jax.numpy as jnp
 
         from crax import hookimpl
-        from crax.hazards import Constraint
+        from crax.costs import Constraint
         from crax.learners import PPOLag
 
 
@@ -106,7 +106,7 @@ def test_clashing_names_break_no_command(clashing_plugins, capsys):
 def test_each_clash_is_reported_once_naming_every_claimant(clashing_plugins):
     joint = [m for m in clashing_plugins if "'JointLimit'" in m]
     assert joint == [
-        "constraint name 'JointLimit' is claimed by crax (class crax.hazards.joint_limit.JointLimit) and plugin "
+        "constraint name 'JointLimit' is claimed by crax (class crax.costs.joint_limit.JointLimit) and plugin "
         "'shadow' (shadow-plugin) (class shadow_module.JointLimit); crax's own constraint keeps the name and the "
         "plugin's class is ignored — rename it in 'shadow' (shadow-plugin): set the class attribute name to one "
         "that `crax list` does not show (docs/plugins.md), or uninstall one of the distributions"]

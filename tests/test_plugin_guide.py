@@ -16,11 +16,11 @@ import pytest
 from flax import nnx
 
 import crax
-from crax.hazards import TaskParam
+from crax.core.scene import Category
+from crax.costs import TaskParam
 from crax.learners import ConstrainedPPO, PPOConfig
 from crax.learners.ppo_lag import lagrangian_advantage
 from crax.plugins import manager
-from crax.scene import Category
 from crax.sensors import Context
 from tests.fake_install import installed, write_distribution
 
@@ -202,7 +202,7 @@ class StepLagPPO(ConstrainedPPO):
 
 
 def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):
-    from crax import runner
+    from crax import runs
     from tests.learners.toy_env import ToyEnv
 
     learner = StepLagPPO(StepLagConfig(lambda_step=0.1), 4, 2, 10, rngs=nnx.Rngs(0))
@@ -218,7 +218,7 @@ def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):
     config = StepLagConfig(lambda_step=0.1, safety_bound=0.0, num_envs=8, unroll_length=4, batch_size=4,
                            num_minibatches=4, num_epochs=1, actor_hidden=(8,), critic_hidden=(8,), eval_envs=4,
                            num_evals=0, total_steps=3 * 64)
-    runner.train(StepLagPPO, config, ToyEnv(), run_dir=tmp_path / "run", progress=False)
+    runs.train(StepLagPPO, config, ToyEnv(), run_dir=tmp_path / "run", progress=False)
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     lambdas = [r["multiplier/lagrange"] for r in rows if "multiplier/lagrange" in r]
     np.testing.assert_allclose(lambdas, [0.1, 0.2, 0.3], atol=1e-6)

@@ -12,10 +12,10 @@ import pytest
 from flax import nnx
 
 import crax
-import crax.compose
-import crax.tasks
+import crax.tasks.catalog
+import crax.tasks.compose
 from crax.bodies import Body
-from crax.hazards import Constraint, HazardProximity
+from crax.costs import Constraint, HazardProximity
 from crax.plugins import Registry, hookimpl, hookspecs, manager
 from crax.plugins import builtin as builtin_plugin
 from crax.sensors import Sensor
@@ -45,8 +45,8 @@ def install(monkeypatch):
         pm.register(types.SimpleNamespace(**{f"crax_register_{k}": _returning(v) for k, v in hooks.items()}), name="broken")
         monkeypatch.setitem(manager.DISTRIBUTIONS, "broken", "crax-broken-plugin")
         reg = Registry(pm)
-        monkeypatch.setattr(crax.tasks, "registry", lambda: reg)
-        monkeypatch.setattr(crax.compose, "registry", lambda: reg)
+        monkeypatch.setattr(crax.tasks.catalog, "registry", lambda: reg)
+        monkeypatch.setattr(crax.tasks.compose, "registry", lambda: reg)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             reg.table("bodies")
@@ -103,7 +103,7 @@ def test_navigation_body_without_place_is_rejected_at_registration(install):
     assert "Placeless" not in reg.bodies and "Placeless" in reg.rejected("bodies")
     with pytest.raises(TypeError, match="^" + re.escape(message)):
         crax.make("PlacelessGoal1")
-    assert "PointGoal1" in crax.tasks.env_ids()  # everything else works
+    assert "PointGoal1" in crax.tasks.catalog.env_ids()  # everything else works
 
 
 def test_unregistered_navigation_body_without_place_fails_when_built():
@@ -243,9 +243,9 @@ class LeakyDrift(Drift):
 
 def test_geom_without_collision_category_names_the_component_that_added_it(install):
     install(sensors=[Post], suites=[LeakyDrift], hazards=[LeakyPuddles])
-    fix = ("give every collidable geom a category with crax.scene.collide_as(geom, Category.X) (crax.scene.Category: "
+    fix = ("give every collidable geom a category with crax.core.scene.collide_as(geom, Category.X) (crax.core.scene.Category: "
            "FLOOR, AGENT, AGENT_FLOATING, HAZARD, WALL, PROP, PROP_FLOATING), or make it visual only with "
-           "crax.scene.no_collision(geom)")
+           "crax.core.scene.no_collision(geom)")
     post = WHO + "sensor class Post: geom 'post' (contype=1, conaffinity=1: no collision category) — " + fix
     with pytest.raises(ValueError, match="^" + re.escape(post) + "$"):
         crax.make("PointGoal1", sensors={"Post": {}})

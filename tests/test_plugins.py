@@ -187,7 +187,7 @@ def test_plugin_constraint_that_does_not_fit_the_body_lists_the_bodies_it_fits()
 def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     """The example package's ``ppo-lag-capped`` appears as a subcommand and trains with the package's
     added cost term and sensor (and a built-in term); eval and resume rebuild the same env."""
-    from crax import runner
+    from crax import runs
     from crax.cli import main
 
     assert "ppo-lag-capped" in crax.registry().learners
@@ -203,7 +203,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     record = json.loads(config)
     assert record["env_kwargs"] == {"constraints": {"action_energy": {"weight": 0.05}, "tether": {"radius": 1.5}},
                                     "sensors": {"pose": {"scale": 3}}}
-    rebuilt = runner.make_env(record["env"], record["env_kwargs"])  # what eval and --resume build
+    rebuilt = runs.make_env(record["env"], record["env_kwargs"])  # what eval and --resume build
     assert [c.term for c in rebuilt.suite.constraints][-2:] == ["action_energy", "tether"]
     assert rebuilt.observation_size == crax.make("PointGoal1").observation_size + 4
     assert list((run_dir / "tb" / "seed_0").glob("events.out.tfevents.*"))
@@ -215,7 +215,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     main(["eval", str(run_dir), "--episodes", "4", "--json"])  # the checkpoint loads: same observation size
     assert json.loads(capsys.readouterr().out)["env_steps"] == 128
     main(["train", "--resume", str(run_dir), "--total-steps", "192", "--no-progress"])
-    from crax import checkpoint as ckpt
+    from crax.runs import checkpoint as ckpt
 
     assert [step for step, _ in ckpt.checkpoints(run_dir)][-1] == 192
     assert json.loads((run_dir / "config.json").read_text())["env_kwargs"] == record["env_kwargs"]
@@ -228,7 +228,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
 def test_a_collision_mjx_lacks_names_the_geoms(monkeypatch):
     # the example plugin's Sled is a box; Goal2's pillars collide as capsules (box–capsule exists), but a
     # hazard colliding as a true cylinder meets a box MJX cannot test against
-    from crax.hazards.pillars import CylinderPillars
+    from crax.objects.pillars import CylinderPillars
 
     monkeypatch.setattr(CylinderPillars, "collision_proxy", lambda self: None)
     with pytest.raises(ValueError, match=r"SledGoal2: MJX has no cylinder–box collision, and these geoms can collide: "

@@ -23,10 +23,15 @@ import pytest  # noqa: E402
 from flax import nnx  # noqa: E402
 
 import crax  # noqa: E402
-from crax import checkpoint as ckpt  # noqa: E402
-from crax import cli, render, runner  # noqa: E402
+from crax import (
+    cli,
+    render,
+    runs,  # noqa: E402
+)
+from crax.cli import eval as eval_cli  # noqa: E402
 from crax.learners import PPOLag  # noqa: E402
 from crax.learners.trainer import Trainer  # noqa: E402
+from crax.runs import checkpoint as ckpt  # noqa: E402
 from tests.learners.conftest import tiny  # noqa: E402
 from tests.learners.toy_env import ToyEnv  # noqa: E402
 
@@ -265,9 +270,9 @@ def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
         calls.append((run_dir, episodes, seed, policy))
         return {"policy": "stochastic", "learner": "ppo-lag"}
 
-    monkeypatch.setattr(runner, "evaluate", evaluate)
+    monkeypatch.setattr(eval_cli, "evaluate", evaluate)
     out = tmp_path / "eval.mp4"
-    runner.eval_main([str(tiny_run), "--episodes", "1", "--video", str(out), "--camera", "top", "--width", "96",
+    eval_cli.eval_main([str(tiny_run), "--episodes", "1", "--video", str(out), "--camera", "top", "--width", "96",
                       "--height", "64", "--json"])
     assert calls == [(str(tiny_run), 1, 0, None)]
     assert json.loads(capsys.readouterr().out)["video"] == str(out)
@@ -277,9 +282,9 @@ def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
 
 
 def test_eval_video_bad_path_fails_before_evaluating(tiny_run, capsys, monkeypatch):
-    monkeypatch.setattr(runner, "evaluate", lambda *a, **k: pytest.fail("evaluated"))
+    monkeypatch.setattr(eval_cli, "evaluate", lambda *a, **k: pytest.fail("evaluated"))
     with pytest.raises(SystemExit) as e:
-        runner.eval_main([str(tiny_run), "--video", "out.avi"])
+        eval_cli.eval_main([str(tiny_run), "--video", "out.avi"])
     assert e.value.code == 2 and "must end in one of .mp4, .gif" in capsys.readouterr().err
 
 
@@ -303,7 +308,7 @@ def test_eval_video_acts_with_the_judged_policy(tiny_run, tmp_path, monkeypatch,
 
     monkeypatch.setattr(render, "rollout", capture)
     with pytest.raises(_Captured):
-        runner.eval_video(run, tmp_path / "v.mp4")
+        runs.eval_video(run, tmp_path / "v.mp4")
     obs = np.linspace(-1, 1, seen["env"].observation_size).astype(np.float32)
     a, b = (np.asarray(seen["policy"](obs, jax.random.key(k))) for k in (1, 2))
     assert seen["steps"] == 4 and a.shape == (2,) and np.all(np.abs(a) <= 1)

@@ -1,4 +1,4 @@
-"""crax.startup: the compile cache, host devices, XLA's log and the compile notice, applied where crax
+"""crax.devices.startup: the compile cache, host devices, XLA's log and the compile notice, applied where crax
 starts work (crax.make, the Trainer, the crax command) and never by ``import crax``."""
 
 import json
@@ -14,7 +14,8 @@ import pytest
 from jax.experimental.compilation_cache import compilation_cache
 
 import crax
-from crax import cli, render, startup
+from crax import cli, render
+from crax.devices import startup
 from crax.learners import PPOLag
 from crax.learners.trainer import Trainer
 from tests.learners.conftest import tiny

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
-from crax.scene import Category, collide_as
+from crax.core.mjx import mjx
+from crax.core.scene import Category, collide_as
 
 NAVIGATION = "navigation"
 """Kind of bodies that move on the plane and can be placed at any (x, y, yaw): Goal, Button, ..."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax._mjx import mjx
 from crax.bodies.base import Body
+from crax.core.mjx import mjx
 
 
 def yaw_quat(yaw: jax.Array) -> jax.Array:

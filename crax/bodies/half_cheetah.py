@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
+from crax.core.mjx import mjx
 
 
 class HalfCheetah(Body):

@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, NAVIGATION
 from crax.bodies.free import FreeBody
+from crax.core.mjx import mjx
 
 
 class Humanoid(FreeBody):

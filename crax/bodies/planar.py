@@ -8,8 +8,8 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
+from crax.core.mjx import mjx
 
 
 class PlanarBody(Body):

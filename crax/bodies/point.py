@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, NAVIGATION, Body
+from crax.core.mjx import mjx
 
 
 class Point(Body):

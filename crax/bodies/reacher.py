@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax._mjx import mjx
 from crax.bodies.base import ARM, Body
+from crax.core.mjx import mjx
 
 
 class Reacher(Body):

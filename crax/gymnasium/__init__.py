@@ -11,64 +11,20 @@
     envs = crax.gymnasium.make("PointGoal1", safety_gymnasium=True)   # step -> (obs, r, cost, term, trunc, info)
 
 :class:`CraxEnv` and :class:`CraxVectorEnv` wrap any crax :class:`crax.Env` (e.g. one with a
-:class:`crax.env.SauteBudget`); the vector env autoresets on the next step, as Gymnasium's own
+:class:`crax.core.env.SauteBudget`); the vector env autoresets on the next step, as Gymnasium's own
 vector envs, or on the same step (``autoreset_mode=AutoresetMode.SAME_STEP``; its docstring has
 the ``final_obs``/``final_info`` layout). :mod:`crax.gymnasium.safety` is the one-import-change
 replacement for ``safety_gymnasium``; :mod:`crax.gymnasium.sb3` is a Stable-Baselines3 ``VecEnv``
 (the ``sb3`` extra).
 """
 
-from __future__ import annotations
-
-from typing import Any
-
-from gymnasium.vector import AutoresetMode
-
-import crax
-from crax.gymnasium.autoreset import AUTORESET_MODES, check_autoreset_mode
-from crax.gymnasium.env import RENDER_MODES, CraxEnv, check_render_mode
-from crax.gymnasium.safety import SafetyGymnasiumVectorWrapper, SafetyGymnasiumWrapper
+from crax.gymnasium.autoreset import AUTORESET_MODES
+from crax.gymnasium.env import RENDER_MODES, CraxEnv
+from crax.gymnasium.factory import make
+from crax.gymnasium.safety.wrappers import SafetyGymnasiumVectorWrapper, SafetyGymnasiumWrapper
 from crax.gymnasium.vector import CraxVectorEnv
 
 __all__ = [
-    "AUTORESET_MODES", "RENDER_MODES", "CraxEnv", "CraxVectorEnv", "SafetyGymnasiumVectorWrapper", "SafetyGymnasiumWrapper", "make",
+    "AUTORESET_MODES", "RENDER_MODES", "CraxEnv", "CraxVectorEnv", "SafetyGymnasiumVectorWrapper", "SafetyGymnasiumWrapper",
+    "make",
 ]
-
-
-def make(env_id: str, num_envs: int = 1, render_mode: str | None = None, safety_gymnasium: bool = False, *,
-         camera: str | None = None, width: int | None = None, height: int | None = None,
-         autoreset_mode: AutoresetMode | str | None = None, **params: Any):
-    """The crax env ``env_id`` as a Gymnasium env (``num_envs == 1``) or vector env.
-
-    Args:
-      env_id: a crax id (``crax.env_ids()``).
-      num_envs: 1 for a :class:`CraxEnv`, more for a :class:`CraxVectorEnv`.
-      render_mode: None or ``"rgb_array"``.
-      safety_gymnasium: wrap in :class:`SafetyGymnasiumWrapper` (or the vector one): ``step``
-        returns ``(obs, reward, cost, terminated, truncated, info)``.
-      camera, width, height: for ``render()`` (:func:`crax.render.render`); None: its defaults.
-      autoreset_mode: the vector env's, ``AutoresetMode.NEXT_STEP`` (None: the default) or
-        ``AutoresetMode.SAME_STEP``; a single env takes none.
-      **params: passed to :func:`crax.make` (``crax.parameters(env_id)`` lists them), e.g.
-        ``episode_length=500``.
-
-    Raises:
-      ValueError: ``num_envs`` below 1, an unknown ``render_mode`` or ``autoreset_mode``, an
-        ``autoreset_mode`` for a single env (all before the env is built), or
-        whatever :func:`crax.make` rejects (unknown id or parameter), unchanged. Nothing is
-        compiled before the first ``reset``.
-    """
-    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-    check_render_mode(render_mode)
-    if autoreset_mode is not None:
-        if num_envs == 1:
-            raise ValueError("autoreset_mode is for vector envs (num_envs > 1); a single env does not autoreset")
-        autoreset_mode = check_autoreset_mode(autoreset_mode)
-    env = crax.make(env_id, **params)
-    render_kwargs = {k: v for k, v in (("camera", camera), ("width", width), ("height", height)) if v is not None}
-    if num_envs == 1:
-        single = CraxEnv(env, render_mode, render_kwargs)
-        return SafetyGymnasiumWrapper(single) if safety_gymnasium else single
-    vector = CraxVectorEnv(env, num_envs, render_mode, render_kwargs, autoreset_mode or AUTORESET_MODES[0])
-    return SafetyGymnasiumVectorWrapper(vector) if safety_gymnasium else vector

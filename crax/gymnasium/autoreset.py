@@ -1,6 +1,6 @@
 """The two autoreset timings of :class:`crax.gymnasium.CraxVectorEnv`, as crax wrappers of a batched env.
 
-Gymnasium names them ``AutoresetMode.SAME_STEP`` (crax's own :class:`crax.env.AutoReset`: a
+Gymnasium names them ``AutoresetMode.SAME_STEP`` (crax's own :class:`crax.core.env.AutoReset`: a
 finished env is reset on the step it finished) and ``AutoresetMode.NEXT_STEP`` (Gymnasium's
 default, :class:`NextStepAutoReset`: the finishing step returns the episode's last observation,
 and the env is reset on the next call, whose action it ignores).
@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from gymnasium.vector import AutoresetMode
 
-from crax.env import AutoReset, Env, State, Vmap, Wrapper, _select
+from crax.core.env import AutoReset, Env, State, Vmap, Wrapper, _select
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 """The autoreset modes the vector env offers; the first is the default."""
@@ -56,13 +56,13 @@ class _HoldFinished(Wrapper):
 
 
 class NextStepAutoReset(Wrapper):
-    """Gymnasium's next-step autoreset of a batched env (:class:`crax.env.Vmap`).
+    """Gymnasium's next-step autoreset of a batched env (:class:`crax.core.env.Vmap`).
 
     On the step where env ``i``'s episode ends, its state is the episode's last one, and ``done``,
     ``truncation``, ``reward``, ``cost`` and ``metrics`` are that step's. On the next step env
     ``i`` is not stepped (its action is ignored): it starts its next episode, with ``reward``,
     ``cost``, ``done``, ``truncation`` and every metric 0. The next episode is the one
-    :class:`crax.env.AutoReset` would have started (same per-env keys and layouts), one call later.
+    :class:`crax.core.env.AutoReset` would have started (same per-env keys and layouts), one call later.
     """
 
     def __init__(self, env: Env, refill_at: int | None = None):

@@ -9,7 +9,7 @@ import gymnasium as gym
 import jax
 import numpy as np
 
-from crax.env import Env, State
+from crax.core.env import Env, State
 
 RENDER_MODES = ("rgb_array",)
 """The render modes the adapters accept (besides None)."""

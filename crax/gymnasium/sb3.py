@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
 import crax
-from crax.env import Env
+from crax.core.env import Env
 from crax.gymnasium.vector import CraxVectorEnv
 
 __all__ = ["CraxSB3VecEnv", "make"]

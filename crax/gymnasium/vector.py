@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from crax.env import Env
+from crax.core.env import Env
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
 from crax.gymnasium.env import _MAX_SEED, _Adapter, action_box, host, observation_box
 
@@ -33,7 +33,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
       ``step`` resets the env instead of stepping it (its action is ignored) and returns the new
       episode's first observation with reward 0, cost 0 and ``terminated``/``truncated`` False.
       The new episode is the one same-step mode starts, one call later.
-    - ``AutoresetMode.SAME_STEP`` (crax's own :class:`crax.env.AutoReset`): on the step where an
+    - ``AutoresetMode.SAME_STEP`` (crax's own :class:`crax.core.env.AutoReset`): on the step where an
       env's episode ends it is reset at once, the returned observation is the new episode's first
       one, and ``info["final_obs"]`` / ``info["final_info"]`` hold the finished episode's last
       observation and info, in the rows masked by ``info["_final_obs"]`` / ``info["_final_info"]``.

@@ -1,5 +1,7 @@
-"""Constrained PPO learners: one loop (:class:`ConstrainedPPO` + :class:`Trainer`), small hook overrides."""
+"""Learners: the constrained PPO family (:class:`ConstrainedPPO` + :class:`Trainer`, small hook overrides) and the
+parts every family shares (:mod:`~crax.learners.config`: run and constraint fields; :mod:`~crax.learners.networks`)."""
 
+from crax.core.params import Range, ranged
 from crax.learners.base import (
     ConstrainedPPO,
     Multiplier,
@@ -7,7 +9,7 @@ from crax.learners.base import (
     PPOConfig,
     clipped_surrogate,
 )
-from crax.learners.config_ranges import Range, ranged
+from crax.learners.config import ConstraintConfig, RunConfig
 from crax.learners.crpo import CRPO
 from crax.learners.focops import FOCOPS, FOCOPSConfig
 from crax.learners.p3o import P3O, P3OConfig
@@ -32,6 +34,7 @@ __all__ = [
     "PPOPID",
     "PPOSaute",
     "ConstrainedPPO",
+    "ConstraintConfig",
     "FOCOPSConfig",
     "Multiplier",
     "P3OConfig",
@@ -42,6 +45,7 @@ __all__ = [
     "PPOSauteConfig",
     "PolicyBatch",
     "Range",
+    "RunConfig",
     "TrainState",
     "Trainer",
     "clipped_surrogate",

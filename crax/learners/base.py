@@ -18,37 +18,26 @@ The loop that calls the hooks is :class:`crax.learners.trainer.Trainer`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, ClassVar, Literal
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
-import tyro
 from flax import nnx, struct
 
-from crax.env import Env
-from crax.learners.config_ranges import check_ranges, ranged
+from crax.core.env import Env
+from crax.core.params import ranged
+from crax.learners.config import ConstraintConfig, RunConfig
 from crax.learners.networks import (
     MLP,
     Normalizer,
     TanhGaussianActor,
 )
 
-# Integer flags that also accept scientific notation on the command line: --total-steps 2e6.
-Steps = Annotated[
-    int,
-    tyro.constructors.PrimitiveConstructorSpec(
-        nargs=1,
-        metavar="INT",
-        instance_from_str=lambda args: int(float(args[0])),
-        is_instance=lambda x: isinstance(x, int),
-        str_from_instance=lambda x: [str(x)],
-    ),
-]
-
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig:
-    """Hyperparameters shared by every constrained PPO learner (defaults: SPEC §5).
+class PPOConfig(ConstraintConfig, RunConfig):
+    """The PPO family's algorithm fields (defaults: SPEC §5), after the run's (:class:`RunConfig`) and
+    the constraint's (:class:`ConstraintConfig`), which every learner family shares.
 
     Batch layout (Brax's convention): one training iteration collects ``batch_size ×
     num_minibatches`` trajectory segments of ``unroll_length`` steps. The ``num_envs`` parallel envs
@@ -92,70 +81,18 @@ class PPOConfig:
     """Minibatches per epoch."""
     num_epochs: int = ranged(6, ge=1, integer=True)
     """SGD epochs over each iteration's batch."""
-    total_steps: Steps = ranged(100_000_000, ge=1, integer=True)
-    """Environment steps to train for, per seed (rounded up to whole iterations)."""
-    safety_bound: float = ranged(25.0, ge=0)
-    """Episodic cost budget d; the constraint signal is v = ĉ − d/T with ĉ the mean per-step cost."""
-    num_evals: int = ranged(5, ge=0, integer=True)
-    """Evaluations during training (evenly spaced, the last at the end); 0 disables."""
-    eval_envs: int = ranged(128, ge=1, integer=True)
-    """Episodes (parallel envs) per evaluation, run with both the stochastic and the deterministic policy."""
-    eval_policy: Literal["stochastic", "deterministic"] = "stochastic"
-    """Which evaluated policy the final report and the safe verdict use (the constraint is optimised
-    for the stochastic one)."""
     desync_episodes: bool = True
     """Start each training env at a random step of its first episode, so iterations sample every
     episode phase (the shortened first episodes are left out of the statistics)."""
-    num_devices: int = ranged(0, ge=0, integer=True)
-    """Local devices to spread seeds (or the env batch) over; 0 = every GPU/TPU, or one device on a CPU
-    (CPU host devices share the same cores: sharding over them measured 2.5× slower)."""
-    seed: int = ranged(0, integer=True)
-    """Random seed; seed i of a multi-seed run uses a key split from it."""
-    num_seeds: int = ranged(1, ge=1, integer=True)
-    """Independent seeds trained together under one jax.vmap."""
-    iterations_per_call: int = ranged(1, ge=1, integer=True)
-    """Training iterations per compiled call (metrics stay per iteration). A call runs whole: an
-    evaluation or checkpoint that falls due inside it happens at its end (two due in one call: one)."""
-    checkpoint_every: int = ranged(10, ge=1, integer=True)
-    """Write a checkpoint every this many iterations (and always at the end)."""
-    budgets: tuple[str, ...] = ()
-    """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
-    learner then keeps one cost-value output and one multiplier per term, each driven by its own
-    term's violation. Empty: one budget, ``safety_bound``, on the summed cost."""
 
     def __post_init__(self) -> None:
-        """Checks every field against its declared range (:func:`ranged`; a subclass's fields too),
-        then what no single field's range can say."""
-        check_ranges(self)
-        if self.eval_policy not in ("stochastic", "deterministic"):
-            raise ValueError(f"config field 'eval_policy' must be 'stochastic' or 'deterministic', got "
-                             f"{self.eval_policy!r}")
+        """The shared checks (every field against its range, the budgets), then the batch layout."""
+        super().__post_init__()
         if (self.batch_size * self.num_minibatches) % self.num_envs:
             raise ValueError(
                 f"batch_size * num_minibatches ({self.batch_size} * {self.num_minibatches}) must be a multiple of "
                 f"num_envs ({self.num_envs})"
             )
-        self.budget_bounds  # noqa: B018 - parses and checks --budgets
-
-    @property
-    def budget_bounds(self) -> dict[str, float]:
-        """``{"cost/<term>": d}`` from :attr:`budgets` (empty without per-term budgets)."""
-        out: dict[str, float] = {}
-        for spec in self.budgets:
-            term, sep, value = str(spec).partition("=")
-            term = term.strip()
-            term = term if term.startswith("cost/") else f"cost/{term}"
-            try:
-                bound = float(value)
-            except ValueError:
-                bound = float("nan")
-            if not sep or term == "cost/" or not bound >= 0:
-                raise ValueError(f"config field 'budgets': {spec!r} is not 'cost/<term>=<bound >= 0>' "
-                                 "(e.g. cost/contact=5)")
-            if term in out:
-                raise ValueError(f"config field 'budgets' names {term!r} twice")
-            out[term] = bound
-        return out
 
     @property
     def steps_per_env(self) -> int:
@@ -166,10 +103,6 @@ class PPOConfig:
     def steps_per_iteration(self) -> int:
         """Environment steps per iteration and seed."""
         return self.batch_size * self.num_minibatches * self.unroll_length
-
-    @property
-    def num_iterations(self) -> int:
-        return -(-self.total_steps // self.steps_per_iteration)
 
 
 class Multiplier(nnx.Variable):

@@ -8,8 +8,8 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
+from crax.core.params import ranged
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, clipped_surrogate
-from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import jax
 
+from crax.core.params import ranged
 from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
+from crax.core.params import ranged
 from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.config_ranges import ranged
 from crax.learners.ppo_lag import lagrangian_advantage
 
 

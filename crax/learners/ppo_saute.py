@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from crax.env import Env, SauteBudget
+from crax.core.env import Env, SauteBudget
+from crax.core.params import ranged
 from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.config_ranges import ranged
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +25,7 @@ class PPOSauteConfig(PPOConfig):
 
 
 class PPOSaute(ConstrainedPPO):
-    """PPO on :class:`crax.env.SauteBudget` ``(env)``: observation gets clip(z, 0, z_max), reward the penalty while z < 0."""
+    """PPO on :class:`crax.core.env.SauteBudget` ``(env)``: observation gets clip(z, 0, z_max), reward the penalty while z < 0."""
 
     name: ClassVar[str] = "ppo-saute"
     Config: ClassVar[type[PPOConfig]] = PPOSauteConfig

@@ -29,9 +29,10 @@ import optax
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from crax import distributed, startup
-from crax.env import AutoReset, Env, EpisodeStats, State, Vmap
+from crax.core.env import AutoReset, Env, EpisodeStats, State, Vmap
+from crax.devices import distributed, startup
 from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.config import EVAL_POLICIES
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
 
 
@@ -120,7 +121,7 @@ class Trainer:
         if type(config) is not learner_cls.Config:
             raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
                              f"{learner_cls.name!r}, got {type(config).__qualname__}")
-        startup.start_work()  # compile cache and host devices (crax/startup.py)
+        startup.start_work()  # compile cache and host devices (crax/devices/startup.py)
         self.learner_cls = learner_cls
         self.config = config
         self.env = env
@@ -412,9 +413,6 @@ class Trainer:
         return {"return": ret, "cost": cost, "length": length}
 
 
-EVAL_POLICIES = ("stochastic", "deterministic")
-"""The policies every evaluation runs: sampled actions, and the mean action."""
-
 
 def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> State:
     """Starts each env of a batch at a random step of its episode, uniform in ``[0, T)``.
@@ -435,7 +433,7 @@ def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> Stat
 
 def default_devices(num_devices: int) -> list[jax.Device]:
     """The devices a trainer spreads over: the first ``num_devices`` local devices, or with 0 every
-    accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.distributed`),
+    accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.devices.distributed`),
     the same choice on every process.
 
     crax splits a CPU into host devices (one per core) so benchmarks can run envs data-parallel,

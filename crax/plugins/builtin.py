@@ -21,14 +21,14 @@ def crax_register_sensors():
 
 @hookimpl
 def crax_register_hazards():
-    from crax.hazards import BUILTIN_HAZARDS
+    from crax.objects import BUILTIN_HAZARDS
 
     return BUILTIN_HAZARDS
 
 
 @hookimpl
 def crax_register_constraints():
-    from crax.hazards import BUILTIN_CONSTRAINTS
+    from crax.costs import BUILTIN_CONSTRAINTS
 
     return BUILTIN_CONSTRAINTS
 

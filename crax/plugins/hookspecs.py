@@ -19,6 +19,10 @@ import pluggy
 PROJECT = "crax"
 ENTRY_POINT_GROUP = "crax.plugins"
 
+KINDS = ("bodies", "sensors", "hazards", "constraints", "suites", "learners")
+SINGULAR = {"bodies": "body", "sensors": "sensor", "hazards": "hazard", "constraints": "constraint", "suites": "suite", "learners": "learner"}
+"""The kinds of component a plugin registers, one hook each (``crax_register_<kind>``), and their singular forms."""
+
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
@@ -35,12 +39,12 @@ def crax_register_sensors() -> list[type]:
 
 @hookspec
 def crax_register_hazards() -> list[type]:
-    """Hazard / prop classes: placeables (subclasses of :class:`crax.hazards.Placeable`)."""
+    """Hazard / prop classes: placeables (subclasses of :class:`crax.objects.Placeable`)."""
 
 
 @hookspec
 def crax_register_constraints() -> list[type]:
-    """Constraint (cost) term classes (subclasses of :class:`crax.hazards.Constraint`)."""
+    """Constraint (cost) term classes (subclasses of :class:`crax.costs.Constraint`)."""
 
 
 @hookspec

@@ -21,31 +21,15 @@ import warnings
 
 import pluggy
 
+from crax.core.origins import BUILTIN, DISTRIBUTIONS, OWNERS, describe_plugin
 from crax.plugins import hookspecs
-
-KINDS = ("bodies", "sensors", "hazards", "constraints", "suites", "learners")
-SINGULAR = {"bodies": "body", "sensors": "sensor", "hazards": "hazard", "constraints": "constraint", "suites": "suite", "learners": "learner"}
-
-
-BUILTIN = "crax.builtin"
-"""The plugin name of crax's own components (:mod:`crax.plugins.builtin`)."""
-
-DISTRIBUTIONS: dict[str, str] = {}
-"""Installed distribution of each plugin loaded from an entry point, by plugin (entry-point) name."""
-
-OWNERS: dict[type, str] = {}
-"""The plugin that registered each component class (filled when a registry collects its tables)."""
+from crax.plugins.hookspecs import KINDS, SINGULAR
 
 
 class PluginError(ValueError):
     """The component name asked for is claimed by two (or more) third-party plugins: a bad name,
     so the CLI reports it as bad input (status 2), as it does an unknown name."""
 
-
-def describe_plugin(name: str) -> str:
-    """``'name' (distribution)`` for a plugin, as error messages name it."""
-    dist = DISTRIBUTIONS.get(name)
-    return f"{name!r} ({dist})" if dist else repr(name)
 
 
 def _skip(name: str, what: str, error: BaseException) -> None:

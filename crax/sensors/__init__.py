@@ -1,6 +1,7 @@
 """Sensors: lidars, compasses and proprioception."""
 
-from crax.sensors.base import Context, Sensor
+from crax.core.context import Context
+from crax.sensors.base import Sensor
 from crax.sensors.compass import Compass, Distance
 from crax.sensors.lidar import CircleLidar, Lidar, NaturalLidar, pseudo_lidar
 from crax.sensors.proprio import Accelerometer, Gyro, Magnetometer, Velocimeter

@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax.sensors.base import Context, Sensor
+from crax.core.context import Context
+from crax.sensors.base import Sensor
 from crax.sensors.lidar import ego_frame
 
 

@@ -7,8 +7,9 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
-from crax._mjx import mjx
-from crax.sensors.base import Context, Sensor
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.sensors.base import Sensor
 
 
 def ego_frame(xy: jax.Array, yaw: jax.Array, points: jax.Array) -> jax.Array:
@@ -105,7 +106,7 @@ class NaturalLidar(Sensor):
     once.
 
     Args:
-      group: MJCF geom group(s) of the object class (see ``crax.scene.GROUP_*``); the hazard
+      group: MJCF geom group(s) of the object class (see ``crax.core.scene.GROUP_*``); the hazard
         lidar of a walled arena casts against hazards and walls.
       num_bins, max_dist: as :class:`Lidar`.
       height: ray height above the floor.

@@ -11,8 +11,9 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax._mjx import mjx
-from crax.sensors.base import Context, Sensor
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.sensors.base import Sensor
 
 
 class _SiteSensor(Sensor):

@@ -7,7 +7,7 @@ summary table and their curves.
     summary = summary_table(["sweeps/d"], out="sweeps/d/table")   # .cells, .learners, .iqm_return ...
     plot_runs(["sweeps/d"], "sweeps/d/curves.png")
 
-Studies sit above the runner: they import crax.runner, crax.checkpoint, crax.logging and
+Studies sit above the runner: they import crax.runs.training, crax.runs.checkpoint, crax.runs.metrics and
 crax.learners; nothing below imports them.
 """
 

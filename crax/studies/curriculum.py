@@ -11,15 +11,11 @@ from one stage to the next; each stage starts fresh envs of its level. It is one
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import tyro
-
-from crax import runner
+from crax import runs
 from crax.learners.base import ConstrainedPPO, PPOConfig
 
 
@@ -33,25 +29,9 @@ def stage_ids(env: str, levels: Sequence[int] = (1, 2, 3)) -> list[str]:
 
 
 def curriculum(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal", *,
-               levels: Sequence[int] = (1, 2, 3), **train_kwargs: Any) -> runner.TrainResult:
+               levels: Sequence[int] = (1, 2, 3), **train_kwargs: Any) -> runs.TrainResult:
     """Trains ``learner`` on ``env`` at each of ``levels`` in turn in one run (see the module docstring).
 
-    ``config.total_steps`` is the whole budget; ``train_kwargs`` go to :func:`crax.runner.train`.
+    ``config.total_steps`` is the whole budget; ``train_kwargs`` go to :func:`crax.runs.training.train`.
     """
-    return runner.train(learner, config, stages=stage_ids(env, levels), **train_kwargs)
-
-
-_LEVELS = ("levels", Annotated[tuple[int, ...], tyro.conf.arg(help="Levels, in training order.")],
-           dataclasses.field(default=(1, 2, 3)))
-
-
-def curriculum_main(argv: list[str]) -> None:
-    """``crax curriculum <learner> --env PointGoal [--levels 1 2 3] [config flags]``."""
-    prog = "crax curriculum"
-    cls, config, args = runner.parse_learner_command(
-        argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
-        extra=(_LEVELS, *runner.COMPONENT_FLAGS))
-    result = runner.run_or_exit(prog, lambda: curriculum(
-        cls, config, args.env, levels=args.levels, run_dir=None if args.run_dir is None else Path(args.run_dir),
-        runs_root=args.runs_root, env_kwargs=runner.env_kwargs_of(args), progress=None if args.progress else False))
-    runner.print_final(result)
+    return runs.train(learner, config, stages=stage_ids(env, levels), **train_kwargs)

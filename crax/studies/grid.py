@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from crax import runner
+from crax import runs
 from crax.learners.base import ConstrainedPPO, PPOConfig
 
 GRID_FIELDS = ("safety_bound", "num_seeds")
@@ -36,14 +36,14 @@ class Cell:
 
 def check_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
     """ValueError naming the valid choices when ``env_id`` is neither a registered id nor an import
-    path of an :class:`crax.env.Env` subclass, or when ``env_kwargs``' constraints and sensors do
+    path of an :class:`crax.core.env.Env` subclass, or when ``env_kwargs``' constraints and sensors do
     not fit it (checked without building the env)."""
     if ":" in env_id:
-        runner.env_class(env_id)
-        runner.check_components_target(env_id, dict(env_kwargs or {}))
+        runs.env_class(env_id)
+        runs.envs.check_components_target(env_id, dict(env_kwargs or {}))
         return
-    from crax import compose
-    from crax.tasks import parse_id
+    from crax.tasks import compose
+    from crax.tasks.catalog import parse_id
 
     body, _, _ = parse_id(env_id)
     unknown = sorted(set(env_kwargs or {}) - {"constraints", "sensors"})
@@ -95,14 +95,14 @@ class Grid:
         if grid_keys:
             raise ValueError(f"override(s) {grid_keys} are grid dimensions: use safety_bounds / num_seeds")
         for learner in self.learners:
-            cls = runner.get_learner(learner)
+            cls = runs.get_learner(learner)
             fields = {f.name for f in dataclasses.fields(cls.Config)}
             unknown = sorted(set(self.overrides) - fields)
             if unknown:
                 raise ValueError(f"unknown config field(s) {unknown} for learner {learner!r}; valid fields: "
                                  f"{', '.join(sorted(fields - set(GRID_FIELDS)))}")
         if self.overrides.get("budgets"):
-            refuse = [name for name in self.learners if not runner.get_learner(name).supports_budgets]
+            refuse = [name for name in self.learners if not runs.get_learner(name).supports_budgets]
             if refuse:
                 raise ValueError(f"learner(s) {', '.join(refuse)} take no per-term budgets; learners that do: "
                                  f"{', '.join(ConstrainedPPO.taking_budgets())}")
@@ -120,14 +120,14 @@ class Grid:
         bound-free cell per env."""
         cells = []
         for env, learner in itertools.product(self.envs, self.learners):
-            bounds = self.safety_bounds if runner.get_learner(learner).reads_bound else (None,)
+            bounds = self.safety_bounds if runs.get_learner(learner).reads_bound else (None,)
             cells += [Cell(learner, env, bound) for bound in bounds]
         return cells
 
     def config(self, cell: Cell) -> PPOConfig:
         """The learner config a cell trains with: defaults, then the overrides, its bound (a bound-free
         cell records the grid's first) and num_seeds."""
-        cls = runner.get_learner(cell.learner)
+        cls = runs.get_learner(cell.learner)
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in self.overrides.items()}
         bound = self.safety_bounds[0] if cell.safety_bound is None else cell.safety_bound
         try:
@@ -169,7 +169,7 @@ class Grid:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = [f"{len(self.learners)} learner(s) × {len(self.envs)} env(s) × {len(self.safety_bounds)} bound(s): "
                  f"{len(cells)} cell(s), {self.num_seeds} seed(s) each (trained together)"]
-        free = [name for name in self.learners if not runner.get_learner(name).reads_bound]
+        free = [name for name in self.learners if not runs.get_learner(name).reads_bound]
         if free and len(self.safety_bounds) > 1:
             lines.append(f"{', '.join(free)} ignore(s) the bound: one cell per env, judged against every bound")
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]

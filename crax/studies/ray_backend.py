@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from crax.studies.cells import Manifest
     from crax.studies.grid import Cell
-    from crax.studies.sweep import Manifest
 
 INSTALL_HINT = 'pip install -e ".[ray]"  (or: pip install "ray[default]>=2.60")'
 
@@ -45,7 +45,7 @@ def run_on_ray(jobs: list[tuple[Cell, dict[str, Any]]], manifest: Manifest, *, a
     ray = require_ray()
     if not jobs:
         return
-    from crax.studies.sweep import run_cell
+    from crax.studies.cells import run_cell
 
     started = not ray.is_initialized()
     if started:

@@ -9,8 +9,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from crax import checkpoint as ckpt
-from crax.runner import RESULTS_FILE, get_learner
+from crax.runs import checkpoint as ckpt
+from crax.runs.envs import get_learner
+from crax.runs.results import RESULTS_FILE
 
 R = TypeVar("R", "RunResult", "RunCurves")
 
@@ -147,7 +148,7 @@ class RunCurves:
 def read_curves(run_dir: str | Path) -> RunCurves:
     """The ``episode/return`` and ``episode/cost`` records of a run's ``metrics.jsonl``, per seed
     (learner, env and bound from its ``config.json``, so unfinished runs can be plotted too)."""
-    from crax.logging import read_metrics
+    from crax.runs.metrics import read_metrics
 
     record = ckpt.read_config(run_dir)
     per_seed: dict[int, dict[int, tuple[float, float]]] = {}

@@ -15,25 +15,23 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import tyro
-
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
 from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.runs import checkpoint as ckpt
 
 
 def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal3", *,
              from_run: str | Path | None = None, run_dir: str | Path | None = None, runs_root: str | Path = "runs",
-             progress: bool | None = None, env_kwargs: dict[str, Any] | None = None) -> runner.TrainResult:
+             progress: bool | None = None, env_kwargs: dict[str, Any] | None = None) -> runs.TrainResult:
     """Runs the transfer study (module docstring); returns the safe learner's run.
 
     ``config.total_steps`` is the whole budget: PPO trains half of it (with the same shared PPO
     fields), the safe learner the rest. With ``from_run`` the safe learner trains the second half only.
     ``env_kwargs`` (``crax.make``'s ``constraints``/``sensors``) apply to both phases.
     """
-    cls = runner.get_learner(learner)
+    cls = runs.get_learner(learner)
     config = config if config is not None else cls.Config()
     first = config.total_steps // 2
     if run_dir is None:
@@ -42,33 +40,17 @@ def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = Non
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if from_run is None:
-        ppo = runner.get_learner("ppo")
+        ppo = runs.get_learner("ppo")
         shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(PPOConfig)}
         ppo_config = ppo.Config(**{**shared, "total_steps": first})
-        runner.complete_run(ppo, ppo_config, env, run_dir / "ppo", progress=progress, env_kwargs=env_kwargs)
+        runs.complete_run(ppo, ppo_config, env, run_dir / "ppo", progress=progress, env_kwargs=env_kwargs)
         from_run = run_dir / "ppo"
     else:
         ckpt.read_config(from_run)  # a clear error for a folder that is not a run
     safe_config = dataclasses.replace(config, total_steps=config.total_steps - first)
-    result = runner.complete_run(cls, safe_config, env, run_dir / cls.name, progress=progress,
+    result = runs.complete_run(cls, safe_config, env, run_dir / cls.name, progress=progress,
                                  init_from=Path(from_run), env_kwargs=env_kwargs)
     if result is None:
-        raise runner.RunComplete(f"transfer {str(run_dir)!r} is complete; its results are in "
-                                 f"{run_dir / cls.name / runner.RESULTS_FILE}")
+        raise runs.RunComplete(f"transfer {str(run_dir)!r} is complete; its results are in "
+                                 f"{run_dir / cls.name / runs.RESULTS_FILE}")
     return result
-
-
-_FROM: Any = ("from_run", Annotated[str | None, tyro.conf.arg(name="from", help="Start from this finished run "
-              "(e.g. a PPO run) instead of training PPO first.")], dataclasses.field(default=None))
-
-
-def transfer_main(argv: list[str]) -> None:
-    """``crax transfer <learner> --env PointGoal3 [--from RUN] [config flags]``."""
-    prog = "crax transfer"
-    cls, config, args = runner.parse_learner_command(
-        argv, prog, "Train PPO for half the budget, then a safe learner initialised from it.",
-        extra=(_FROM, *runner.COMPONENT_FLAGS))
-    result = runner.run_or_exit(prog, lambda: transfer(
-        cls, config, args.env, from_run=args.from_run, run_dir=args.run_dir, runs_root=args.runs_root,
-        env_kwargs=runner.env_kwargs_of(args), progress=None if args.progress else False))
-    runner.print_final(result)

@@ -12,13 +12,14 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax import scene
-from crax._mjx import mjx
 from crax.bodies.base import Body
-from crax.env import Env, State
-from crax.plugins import validate
-from crax.sensors.base import Context
-from crax.suites.params import Choice, Range, check
+from crax.core import origins, scene
+from crax.core.context import Context
+from crax.core.env import Env, State
+from crax.core.mjx import mjx
+from crax.core.params import Choice, Range, check
+from crax.devices import lapack
+from crax.suites import checks
 
 
 @dataclasses.dataclass
@@ -45,7 +46,7 @@ class Suite(nnx.Module):
       requires: body kinds the suite needs.
       levels: valid difficulty levels.
       default_body: body used when an id names only the suite (``SpiderLegs2``).
-      params: valid values of the keyword parameters by name (:mod:`crax.suites.params`);
+      params: valid values of the keyword parameters by name (:mod:`crax.core.params`);
         ``crax.make`` checks overrides and level-table values against it (:meth:`check_params`)
         before anything is built. Parameters not listed (tuples of names) are the suite's to check.
 
@@ -144,7 +145,7 @@ class TaskEnv(Env):
     was and may build further envs.
 
     ``constraints`` and ``sensors`` are components added to the suite's own (``crax.make``'s
-    ``constraints=``/``sensors=``, :mod:`crax.compose`): each may add MJCF (``build(spec)``) before
+    ``constraints=``/``sensors=``, :mod:`crax.tasks.compose`): each may add MJCF (``build(spec)``) before
     the scene is compiled, is bound to the compiled model, and is then appended to the env's copy
     of the suite's ``constraints``/``sensors``. Their outputs are checked by tracing (no compile): a component
     that reads a task entry the suite lacks, or returns the wrong shape, is a ValueError here.
@@ -161,6 +162,7 @@ class TaskEnv(Env):
                  sensors: Sequence = ()):
         if episode_length < 1:
             raise ValueError(f"episode_length must be >= 1, got {episode_length}")
+        lapack.install()  # batched MJX steps with contacts deadlock XLA:CPU without it (crax.devices.lapack)
         # The env owns copies: added components and bound ids never reach the caller's suite or
         # components, which may build further envs.
         suite = nnx.clone(suite)
@@ -176,23 +178,23 @@ class TaskEnv(Env):
         spec.option.ls_iterations = self.body.ls_iterations
         # Observations are computed by the components; MuJoCo's sensor stage would only cost time.
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
-        validate.check_components([*suite.constraints, *constraints], [*suite.sensors, *sensors])
-        validate.check_body_asset(self.body)
+        checks.check_components([*suite.constraints, *constraints], [*suite.sensors, *sensors])
+        checks.check_body_asset(self.body)
         body_spec = self.body.mjcf()
-        validate.check_body_spec(self.body, body_spec)
+        checks.check_body_spec(self.body, body_spec)
         scene.attach_body(spec, body_spec, prefix=self.body.prefix)
         suite.build(spec)
         placeables = getattr(suite, "placeables", {})
-        validate.check_scene_geoms(spec, validate.label("suite", type(suite)),
-                                   {f"{k}/": validate.label("hazard", type(p)) for k, p in dict(placeables).items()})
+        checks.check_scene_geoms(spec, origins.label("suite", type(suite)),
+                                   {f"{k}/": origins.label("hazard", type(p)) for k, p in dict(placeables).items()})
         added = [("constraint", c) for c in constraints] + [("sensor", c) for c in sensors]
         for kind, component in added:
             component.build(spec)
-            validate.check_scene_geoms(spec, validate.label(kind, type(component)))
+            checks.check_scene_geoms(spec, origins.label(kind, type(component)))
         self.spec = spec
         self.mj_model = scene.compile_spec(spec)
         self.body.bind(self.mj_model)
-        validate.check_place(self.body)
+        checks.check_place(self.body)
         suite.bind(self.mj_model)
         for kind, component in added:
             try:
@@ -222,7 +224,7 @@ class TaskEnv(Env):
             ctx = self._context(data, task, jnp.zeros(self.action_size))
             out = []
             for kind, c in components:
-                name = f"{validate.origin(type(c))}{kind} {getattr(c, 'name', type(c).__name__)}"
+                name = f"{origins.origin(type(c))}{kind} {getattr(c, 'name', type(c).__name__)}"
                 try:
                     out.append(c.cost(ctx) if kind == "constraint" else c.observe(ctx))
                 except KeyError as e:
@@ -242,10 +244,10 @@ class TaskEnv(Env):
                 continue
             shape = tuple(getattr(got, "shape", ()))
             if kind == "constraint" and shape != ():
-                failures.append(f"{validate.label('constraint', type(c))}: cost returns shape {shape} on {self.id}; "
+                failures.append(f"{origins.label('constraint', type(c))}: cost returns shape {shape} on {self.id}; "
                                 "expected () — return one number per step: reduce it to a scalar (jnp.sum, jnp.max)")
             elif kind == "sensor" and shape != (c.size,):
-                failures.append(f"{validate.origin(type(c))}sensor {c.name} returns shape {shape} on {self.id}; "
+                failures.append(f"{origins.origin(type(c))}sensor {c.name} returns shape {shape} on {self.id}; "
                                 f"expected ({c.size},) — observe() must return `size` floats: fix size or the output")
         if failures:
             raise ValueError("; ".join(failures))
@@ -294,7 +296,7 @@ class TaskEnv(Env):
         if tuple(action.shape) != (self.action_size,):
             raise ValueError(
                 f"action has shape {tuple(action.shape)}; {self.id} expects ({self.action_size},)"
-                " (batched envs: wrap with crax.env.Vmap)"
+                " (batched envs: wrap with crax.core.env.Vmap)"
             )
         finite_action = jnp.isfinite(action)
         action = jnp.where(finite_action, action, jnp.zeros_like(action))

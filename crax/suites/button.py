@@ -11,17 +11,18 @@ import mujoco
 import numpy as np
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import Body
-from crax.hazards.buttons import Buttons, Gremlins
-from crax.hazards.constraints import TaskEvent, TaskParam, contact_tables, touched
-from crax.hazards.zones import CylinderZones
-from crax.scene import GROUP_GOAL
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, REAL, Range, TaskParam
+from crax.core.scene import GROUP_GOAL
+from crax.costs.contact import contact_tables, touched
+from crax.costs.events import TaskEvent
+from crax.objects.buttons import Buttons, Gremlins
+from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Transition
 from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
-from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, REAL, Range
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,14 +10,14 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import Body
-from crax.hazards.constraints import OutOfBounds, TaskParam
-from crax.hazards.zones import CylinderZones
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Range, TaskParam
+from crax.costs.bounds import OutOfBounds
+from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import CircleLidar
 from crax.suites.base import Transition
 from crax.suites.navigation import NAVIGATION_PARAMS, NavigationSuite
-from crax.suites.params import NON_NEGATIVE, POSITIVE, REAL, Range
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,17 +9,16 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import Body
-from crax.hazards.base import Placeable
-from crax.hazards.constraints import TaskParam
-from crax.hazards.pillars import CubePillars, CylinderPillars
-from crax.hazards.placement import sample_layout
-from crax.hazards.zones import CubeZones, CylinderZones, GoalZone
-from crax.scene import GROUP_GOAL
+from crax.core.mjx import mjx
+from crax.core.params import POSITIVE, REAL, TaskParam
+from crax.core.scene import GROUP_GOAL
+from crax.objects.base import Placeable
+from crax.objects.pillars import CubePillars, CylinderPillars
+from crax.objects.placement import sample_layout
+from crax.objects.zones import CubeZones, CylinderZones, GoalZone
 from crax.suites.base import Transition
 from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
-from crax.suites.params import POSITIVE, REAL
 
 
 @dataclasses.dataclass(frozen=True)

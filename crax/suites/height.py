@@ -9,13 +9,12 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, Body
-from crax.hazards.constraints import TaskParam
-from crax.hazards.height_limit import HeightLimit
-from crax.scene import GROUP_WALL, Category, add_mocap, collide_as
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, TaskParam
+from crax.core.scene import GROUP_WALL, Category, add_mocap, collide_as
+from crax.costs.height_limit import HeightLimit
 from crax.suites.base import Suite, Transition
-from crax.suites.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL
 
 H_MAX = {1: 1.30, 2: 1.15, 3: 1.00}
 """Ceiling (largest cost-free torso height) by level."""

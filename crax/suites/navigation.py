@@ -16,19 +16,20 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax import scene
-from crax._mjx import mjx
 from crax.bodies.base import NAVIGATION, Body
-from crax.hazards.base import Placeable
-from crax.hazards.constraints import HazardContact, HazardProximity
-from crax.hazards.placement import sample_layout
-from crax.hazards.walls import WALL_NAMES, wall_points
-from crax.scene import GROUP_HAZARD, GROUP_WALL
-from crax.sensors.base import Context
+from crax.core import scene
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice
+from crax.core.scene import GROUP_HAZARD, GROUP_WALL
+from crax.costs.contact import HazardContact
+from crax.costs.proximity import HazardProximity
+from crax.objects.base import Placeable
+from crax.objects.placement import sample_layout
+from crax.objects.walls import WALL_NAMES, wall_points
 from crax.sensors.compass import Compass
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Suite
-from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice
 
 __all__ = ["ARENA_PARAMS", "NAVIGATION_PARAMS", "WALL_NAMES", "NavigationSuite"]
 

@@ -9,13 +9,15 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
-from crax.hazards.pathway import FootZones, PathwayZones, TerminalCost
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Range
+from crax.costs.events import TerminalCost
+from crax.costs.foot_zones import FootZones
+from crax.objects.pathway import PathwayZones
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
-from crax.suites.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Range
 
 MAX_GAP = {1: 6.0, 2: 4.0, 3: 2.0}
 """Largest gap between consecutive zones, by level."""
@@ -31,7 +33,7 @@ class Pathway(Suite):
     ``cost/fall``): the sum runs over all zones, the max over the body's feet (``Body.feet``, site
     names) whose site is below ``ground_height``; d is the planar distance of the foot to a disc's
     centre and the Chebyshev distance to a square's centre (the falloff of a square then covers
-    the drawn square; see :class:`~crax.hazards.pathway.PathwayZones`). "fell" is the body's
+    the drawn square; see :class:`~crax.objects.pathway.PathwayZones`). "fell" is the body's
     unhealthy termination; bodies that never terminate (HalfCheetah) never pay ``c_term``.
 
     The ``num_hazards`` zones (discs of ``hazard_radius`` and squares of half side

@@ -8,18 +8,17 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import Body
-from crax.hazards.block import GROUP_PROP, Block
-from crax.hazards.constraints import TaskParam
-from crax.hazards.pillars import CubePillars
-from crax.hazards.placement import sample_layout
-from crax.hazards.zones import CubeZones, GoalZone
-from crax.scene import GROUP_GOAL
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, TaskParam
+from crax.core.scene import GROUP_GOAL
+from crax.objects.block import GROUP_PROP, Block
+from crax.objects.pillars import CubePillars
+from crax.objects.placement import sample_layout
+from crax.objects.zones import CubeZones, GoalZone
 from crax.sensors.compass import Compass, Distance
 from crax.suites.base import Transition
 from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
-from crax.suites.params import NON_NEGATIVE, POSITIVE, REAL
 
 GOAL_VELOCITY: dict[int, float] = {1: 0.0, 2: 0.3, 3: 0.6}
 """Goal speed (m/s) by level."""

@@ -9,15 +9,14 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import ARM, Body
-from crax.hazards.arm_touch import ArmTouch
-from crax.hazards.constraints import TaskParam
-from crax.hazards.mixed_zones import MixedZones
-from crax.hazards.placement import sample_layout
+from crax.core.mjx import mjx
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, TaskParam
+from crax.costs.arm_touch import ArmTouch
+from crax.objects.mixed_zones import MixedZones
+from crax.objects.placement import sample_layout
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
-from crax.suites.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL
 
 LEVEL_HAZARDS = {1: 4, 2: 7, 3: 10}
 """Number of zones by level."""
@@ -50,7 +49,7 @@ class Reach(Suite):
       annulus ``hazard_radii`` = (0.07, 0.21) m, so no zone covers the base (which the arm can
       never leave) and every zone can be reached. Zones keep their circumradius clear of each
       other and ``target_keepout`` = 0.03 m clear of the target (reach radius 0.02 + the tip's
-      1 cm). Placement is :func:`~crax.hazards.placement.sample_layout` with 256 fixed
+      1 cm). Placement is :func:`~crax.objects.placement.sample_layout` with 256 fixed
       candidates per zone: of 40960 level-3 layouts none overlapped (with 64 candidates, 56 did).
     - The arm's start pose is Gymnasium's (straight along +x, ±0.1 rad) and zones may lie under
       it: keeping it clear would leave the +x strip free of zones in every layout.

@@ -9,12 +9,11 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, Body
-from crax.hazards.constraints import TaskParam
-from crax.hazards.foot_contact import FootContact
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, REAL, TaskParam
+from crax.costs.foot_contact import FootContact
 from crax.suites.base import Suite, Transition
-from crax.suites.params import NON_NEGATIVE, REAL
 
 RESTRICTED = {
     1: ("front_left", "back_right"),
@@ -31,7 +30,7 @@ class SpiderLegs(Suite):
     ``reward/healthy``, ``reward/ctrl``), v_x the torso's forward velocity over the step.
     ``c = cost_scale · Σ_{f restricted} 1[contact(f, floor)]`` (one term, ``cost/legs``), a contact
     being a negative distance in MJX's foot–floor contact slot
-    (:class:`~crax.hazards.foot_contact.FootContact`). Terminates when the Spider is unhealthy
+    (:class:`~crax.costs.foot_contact.FootContact`). Terminates when the Spider is unhealthy
     (torso outside z 0.2 to 1.0). Observation: the Spider's 35, no sensor (the restricted set is
     fixed per level, and the feet's heights follow from qpos).
 

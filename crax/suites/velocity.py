@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import mujoco
 from flax import nnx
 
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
-from crax.hazards.constraints import TaskParam, VelocityThreshold
+from crax.core.mjx import mjx
+from crax.core.params import NON_NEGATIVE, REAL, Choice, TaskParam
+from crax.costs.velocity import VelocityThreshold
 from crax.suites.base import Suite, Transition
-from crax.suites.params import NON_NEGATIVE, REAL, Choice
 
 LEVEL_FACTORS = {1: 1.0, 2: 0.75, 3: 0.5}
 

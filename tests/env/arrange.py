@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from crax._mjx import mjx
-from crax.env import State
+from crax.core.env import State
+from crax.core.mjx import mjx
 from tests.env.conftest import Compiled
 
 

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
-from crax.env import State
+from crax.core.env import State
+from crax.core.mjx import mjx
 
 POINT_GOAL1 = dict(episode_length=7, goal_radius=0.5)
 """The shared PointGoal1 used by the step tests: short episodes and a widened goal (overrides)."""

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
+from crax.core.mjx import mjx
 from tests.env.conftest import compiled, host, step_from
 
 GOAL_SENSORS = 50

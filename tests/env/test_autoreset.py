@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.hazards.walls import wall_points
+from crax.objects.walls import wall_points
 from crax.sensors import pseudo_lidar
 from tests.env.conftest import POINT_GOAL1, compiled
 
@@ -155,7 +155,7 @@ def test_reset_pool_refill_timing_leaves_trajectories_unchanged():
     trajectory whether the pool is refilled on every step with a finished env (``refill_at=1``),
     only when a finishing env's slot is used (``refill_at=n``), or in between; and each new episode
     starts from ``reset(split(key)[1])`` of the env's auto-reset key before the step."""
-    from crax.env import AutoReset, EpisodeStats, Vmap
+    from crax.core.env import AutoReset, EpisodeStats, Vmap
     from tests.learners.toy_env import ToyEnv
 
     n, steps = 16, 40
@@ -197,7 +197,7 @@ def test_reset_pool_refill_timing_leaves_trajectories_unchanged():
 
 
 def test_refill_at_must_be_positive():
-    from crax.env import AutoReset, Vmap
+    from crax.core.env import AutoReset, Vmap
     from tests.learners.toy_env import ToyEnv
 
     with pytest.raises(ValueError, match="refill_at must be >= 1"):

@@ -7,10 +7,10 @@ import math
 import pytest
 
 import crax
-import crax.scene
+import crax.core.scene
+from crax.core.params import COUNT, POSITIVE, Choice, Range, check
 from crax.suites import BUILTIN_SUITES, goal
-from crax.suites.params import COUNT, POSITIVE, Choice, Range, check
-from crax.tasks import parameter_names as parameters
+from crax.tasks.catalog import parameter_names as parameters
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def no_compile(monkeypatch):
     def compile_spec(spec):
         raise AssertionError("the model was compiled before the parameters were validated")
 
-    monkeypatch.setattr(crax.scene, "compile_spec", compile_spec)
+    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ def test_boundary_values_are_accepted(monkeypatch):
     def compile_spec(spec):
         raise Reached
 
-    monkeypatch.setattr(crax.scene, "compile_spec", compile_spec)
+    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)
     for env_id, overrides in [
         ("PointGoal1", dict(cost_scale=0.0, hazard_compasses=0, alpha_dist=-1.0)),
         ("PointCircle1", dict(x_bound=float("inf"), start_extent=0.0)),

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from crax.env import EpisodeStats, Vmap, wrap_for_training
+from crax.core.env import EpisodeStats, Vmap, wrap_for_training
 from tests.learners.toy_env import ToyEnv
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
+from crax.core.mjx import mjx
 
 ENVS = {"Point": "PointVelocity1", "Ant": "AntVelocity1", "Hopper": "HopperVelocity1", "Humanoid": "HumanoidVelocity1",
         "HalfCheetah": "HalfCheetahVelocity1", "Reacher": "ReacherReach1"}

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import crax
-import crax.scene
-from crax import compose
-from crax.hazards import ActionEnergy, JointLimit
+import crax.core.scene
+from crax.costs import ActionEnergy, JointLimit
 from crax.sensors import Context, Sensor
 from crax.suites.base import TaskEnv
 from crax.suites.goal import Goal
+from crax.tasks import compose
 
 ADDED = dict(constraints={"action_energy": {"weight": 0.5}}, sensors={"Distance": {"target": "goal", "scale": 2.0}})
 
@@ -151,7 +151,7 @@ def no_compile(monkeypatch):
     def compile_spec(spec):
         raise AssertionError("the model was compiled before the components were validated")
 
-    monkeypatch.setattr(crax.scene, "compile_spec", compile_spec)
+    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from crax.hazards import CubeZones, CylinderZones, GoalZone, HazardProximity, VelocityThreshold
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.costs import HazardProximity, VelocityThreshold
+from crax.objects import CubeZones, CylinderZones, GoalZone
 
 
 def ctx(agent_xy=(0.0, 0.0), yaw=0.0, **task):

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
 from crax.bodies import Humanoid
-from crax.hazards.height_limit import HeightLimit
+from crax.core.mjx import mjx
+from crax.costs.height_limit import HeightLimit
 from crax.suites.base import NONFINITE_METRICS
 from crax.suites.height import FLOOR_GEOMS, H_MAX, Height
 from tests.env.conftest import compiled

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.hazards.placement import sample_layout
+from crax.objects.placement import sample_layout
 
 KEYS = jax.random.split(jax.random.key(42), 512)
 

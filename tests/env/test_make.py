@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.env import Vmap
+from crax.core.env import Vmap
 from crax.suites.base import NONFINITE_METRICS
 from crax.suites.velocity import LEVEL_FACTORS
 
@@ -308,7 +308,7 @@ def test_point_body_in_scene():
         np.testing.assert_allclose(a.forcerange, [-0.05, 0.05])
         np.testing.assert_allclose(a.ctrlrange, [-1.0, 1.0])
     # the sphere floats (no floor contact) but touches walls and collidable hazards
-    from crax.scene import Category
+    from crax.core.scene import Category
 
     assert sphere.contype == Category.AGENT_FLOATING
     assert not sphere.conaffinity & Category.FLOOR and not m.geom("floor").conaffinity & Category.AGENT_FLOATING

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
 from crax.bodies import HalfCheetah, Point
-from crax.env import State
+from crax.core.env import State
+from crax.core.mjx import mjx
 from crax.suites.base import NONFINITE_METRICS, TaskEnv
 from crax.suites.pathway import Pathway
 from tests.env.conftest import compiled

@@ -17,7 +17,7 @@ import pytest
 
 import crax
 from crax.bodies.point import Point
-from crax.hazards.walls import wall_points
+from crax.objects.walls import wall_points
 from crax.sensors import pseudo_lidar
 from crax.suites.button import Button
 from tests.env.arrange import Arranger

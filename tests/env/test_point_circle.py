@@ -17,7 +17,7 @@ import pytest
 
 import crax
 from crax.bodies.point import Point
-from crax.sensors.base import Context
+from crax.core.context import Context
 from crax.suites.circle import Circle
 from tests.env.arrange import Arranger
 from tests.env.conftest import compiled

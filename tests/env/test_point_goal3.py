@@ -17,8 +17,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from crax.scene import GROUP_GOAL
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.core.scene import GROUP_GOAL
 from crax.sensors.lidar import NaturalLidar
 
 W = 2 * math.pi / 16

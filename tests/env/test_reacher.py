@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
-from crax.hazards.arm_touch import ArmTouch, sample_chain
-from crax.hazards.mixed_zones import MixedZones
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.costs.arm_touch import ArmTouch, sample_chain
+from crax.objects.mixed_zones import MixedZones
 from crax.suites.base import NONFINITE_METRICS
 from crax.suites.reach import Reach
 from tests.env.conftest import compiled

@@ -14,11 +14,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from crax._mjx import mjx
 from crax.bodies.point import Point
-from crax.hazards.walls import wall_points
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.objects.walls import wall_points
 from crax.sensors import Accelerometer, Compass, Gyro, Lidar, Magnetometer, Velocimeter, pseudo_lidar
-from crax.sensors.base import Context
 from crax.sensors.compass import Distance
 from crax.sensors.lidar import CircleLidar
 

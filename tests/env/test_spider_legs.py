@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
 from crax.bodies import Spider
-from crax.hazards.foot_contact import FootContact
-from crax.sensors.base import Context
+from crax.core.context import Context
+from crax.core.mjx import mjx
+from crax.costs.foot_contact import FootContact
 from crax.suites.base import NONFINITE_METRICS
 from crax.suites.spider_legs import RESTRICTED, SpiderLegs
 from tests.env.conftest import compiled

@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 import crax
-from crax.env import Vmap
+from crax.core.env import Vmap
 
 N_ENVS, T, TAU = 4, 30, 0.2
 

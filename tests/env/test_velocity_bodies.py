@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import crax
-from crax._mjx import mjx
 from crax.bodies.base import LOCOMOTION, PLANAR
-from crax.hazards.constraints import VelocityThreshold
+from crax.core.mjx import mjx
+from crax.costs.velocity import VelocityThreshold
 from crax.suites.velocity import LEVEL_FACTORS
 
 TAU = 1.0  # used where a body's base τ has not been measured

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from crax.scene import Category
+from crax.core.scene import Category
 from tests.env.conftest import compiled
 from tests.env.planar_checks import (
     check_navigation_suites_reject,

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax import runner
+from crax.cli import train as train_cli
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, PolicyBatch, PPOLag, Trainer
+from crax.runs import metrics
 from tests.learners.conftest import TOY_ENV_ID, tiny
 from tests.learners.test_train import tiny_flags
 from tests.learners.toy_env import ToyEnvTwoCosts
@@ -95,12 +96,12 @@ def test_budget_errors_name_the_valid_choices(tmp_path, capsys):
     with pytest.raises(ValueError, match="learner 'ppo' keeps no per-term multipliers.*ppo-lag"):
         Trainer(PPO, tiny(PPO.Config, budgets=("cost/hazard=5",)), ToyEnvTwoCosts())
     # the command line takes the same form and records it in the run's config
-    runner.train_main(["ppo-pid", "--env", "tests.learners.toy_env:ToyEnvTwoCosts", "--run-dir", str(tmp_path / "r"),
+    train_cli.train_main(["ppo-pid", "--env", "tests.learners.toy_env:ToyEnvTwoCosts", "--run-dir", str(tmp_path / "r"),
                        "--no-progress", "--total-steps", "64", "--budgets", "cost/hazard=4", "cost/edge=1",
                        *tiny_flags(num_evals=0)])
-    records = [r for r in runner.read_metrics(tmp_path / "r") if "loss/policy" in r]
+    records = [r for r in metrics.read_metrics(tmp_path / "r") if "loss/policy" in r]
     assert "multiplier/lagrange/cost/edge" in records[0] and "multiplier/lagrange/cost/hazard" in records[0]
     with pytest.raises(SystemExit) as exc:
-        runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "s"), "--no-progress",
+        train_cli.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "s"), "--no-progress",
                            "--budgets", "cost/contact=5", *tiny_flags()])
     assert exc.value.code == 2 and "cost/hazard" in capsys.readouterr().err

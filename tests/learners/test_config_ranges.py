@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from crax import runner
+from crax.cli import train as train_cli
+from crax.core.params import Range
 from crax.learners import BUILTIN_LEARNERS, FOCOPS, P3O, PPO, PPOPID, PPOLag, PPOSaute
-from crax.learners.config_ranges import Range
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
 # Fields whose valid values a type states, not a numeric range (checked elsewhere: eval_policy, budgets).
@@ -34,16 +34,19 @@ def test_every_numeric_field_declares_a_range_and_its_default_lies_in_it(cls):
         valid = f.metadata.get("range")
         assert isinstance(valid, Range), f"{cls.Config.__name__}.{f.name} declares no range"
         value = getattr(config, f.name)
-        assert all(valid.contains(v, config) for v in (value if isinstance(value, tuple) else (value,))), f.name
+        assert all(valid.valid(v, config) for v in (value if isinstance(value, tuple) else (value,))), f.name
 
 
 def just_outside(valid: Range, config) -> list:
     """Values right outside each finite end of ``valid`` (and NaN / an integer-only violation)."""
-    end = lambda b: getattr(config, b) if isinstance(b, str) else b  # noqa: E731
+    step = 1 if valid.integer else 0.5
     out = []
-    for b, step in ((valid.gt, 0), (valid.ge, -1), (valid.lt, 0), (valid.le, 1)):
-        if b is not None:
-            out.append(end(b) + step * (0.5 if not valid.integer else 1))
+    if valid.lo is not None:
+        out.append(valid.lo - (0 if valid.lo_open else step))
+    if valid.hi is not None:
+        out.append(valid.hi + (0 if valid.hi_open else step))
+    if valid.at_least is not None:
+        out.append(getattr(config, valid.at_least) - step)
     out.append(1.5 if valid.integer else math.nan)
     return out
 
@@ -91,7 +94,7 @@ def test_a_negative_seed_and_no_grad_clip_stay_valid():
 ])
 def test_cli_reports_an_out_of_range_flag_cleanly(capsys, flags, message):
     with pytest.raises(SystemExit) as exc:
-        runner.train_main([*flags, "--env", TOY_ENV_ID])
+        train_cli.train_main([*flags, "--env", TOY_ENV_ID])
     err = " ".join(capsys.readouterr().err.replace("│", " ").split())  # tyro may wrap it in a box
     assert exc.value.code == 2
     assert "Traceback" not in err and message in err

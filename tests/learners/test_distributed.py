@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crax import runner
-from crax.logging import read_metrics
+from crax.cli import train as train_cli
+from crax.runs.metrics import read_metrics
 from tests.learners.conftest import TOY_ENV_ID
 from tests.learners.test_train import STEPS_PER_ITER, tiny_flags
 
@@ -48,7 +48,7 @@ def _losses(run_dir: Path) -> dict[int, dict[str, float]]:
 def test_two_processes_train_like_one_and_resume(tmp_path):
     flags = ["ppo-lag", "--env", TOY_ENV_ID, "--no-progress", "--lambda-lr", "0.5", *tiny_flags(num_evals=2)]
     one = tmp_path / "one"
-    runner.train_main([*flags, "--run-dir", str(one), "--total-steps", str(4 * STEPS_PER_ITER)])
+    train_cli.train_main([*flags, "--run-dir", str(one), "--total-steps", str(4 * STEPS_PER_ITER)])
 
     two = tmp_path / "two"
     outs = _two_processes([*flags, "--run-dir", str(two), "--total-steps", str(2 * STEPS_PER_ITER)])
@@ -66,6 +66,6 @@ def test_two_processes_train_like_one_and_resume(tmp_path):
 
 def test_cluster_flags_need_a_coordinator(capsys):
     with pytest.raises(SystemExit) as e:
-        runner.train_main(["ppo", "--env", TOY_ENV_ID, "--num-processes", "2"])
+        train_cli.train_main(["ppo", "--env", TOY_ENV_ID, "--num-processes", "2"])
     assert e.value.code == 2
     assert "--num-processes and --process-id need --coordinator-address HOST:PORT" in capsys.readouterr().err

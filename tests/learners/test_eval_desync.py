@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from crax import runner
-from crax.env import EpisodeStats, Vmap
+from crax import runs
+from crax.core.env import EpisodeStats, Vmap
 from crax.learners import PPO, PPOLag, Trainer
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
@@ -47,7 +47,7 @@ def test_deterministic_evaluation_is_the_mean_action_and_stochastic_samples(trai
 @pytest.mark.parametrize("policy", ["stochastic", "deterministic"])
 def test_final_report_judges_the_configured_policy_with_spread(tmp_path, policy):
     config = tiny(PPO.Config, total_steps=64, eval_policy=policy, safety_bound=10.0, eval_envs=5)
-    result = runner.train(PPO, config, ToyEnv(episode_length=T, hazard_y=0.0), run_dir=tmp_path / "r",
+    result = runs.train(PPO, config, ToyEnv(episode_length=T, hazard_y=0.0), run_dir=tmp_path / "r",
                           progress=False)
     final = result.final[0]
     assert final["policy"] == policy
@@ -59,11 +59,11 @@ def test_final_report_judges_the_configured_policy_with_spread(tmp_path, policy)
     assert final["cost_std"] >= 0.0 and final["return_std"] > 0.0  # five episodes from different starts
     tags = {k for r in result.history for k in r}
     assert {"eval/stochastic/cost", "eval/deterministic/cost", "eval/stochastic/cost_std"} <= tags
-    res = runner.evaluate(result.run_dir, episodes=3)
+    res = runs.evaluate(result.run_dir, episodes=3)
     assert res["policy"] == policy and res["cost"] == res[policy]["cost"]
-    assert runner.evaluate(result.run_dir, episodes=3, policy=other)["policy"] == other
+    assert runs.evaluate(result.run_dir, episodes=3, policy=other)["policy"] == other
     with pytest.raises(ValueError, match="stochastic, deterministic"):
-        runner.evaluate(result.run_dir, policy="greedy")
+        runs.evaluate(result.run_dir, policy="greedy")
 
 
 def test_training_envs_start_at_random_steps_and_partial_episodes_are_not_counted():

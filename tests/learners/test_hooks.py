@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax.env import EpisodeStats, SauteBudget, Wrapper
+from crax.core.env import EpisodeStats, SauteBudget, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
 from crax.learners.focops import focops_loss
 from tests.learners.conftest import tiny

@@ -12,10 +12,10 @@ import optax
 import pytest
 from flax import nnx
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs as crax_runs
 from crax.learners import PPO, Multiplier, PPOLag, Trainer
-from crax.logging import read_metrics
+from crax.runs import checkpoint as ckpt
+from crax.runs.metrics import read_metrics
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -32,7 +32,7 @@ def runs(tmp_path_factory):
         run_dir = tmp_path_factory.mktemp(f"per_call_{per_call}") / "r"
         config = tiny(PPOLag.Config, total_steps=ITERATIONS * STEPS_PER_ITER, num_evals=2, checkpoint_every=2,
                       lambda_lr=0.5, iterations_per_call=per_call)
-        out[per_call] = run_dir, runner.train(PPOLag, config, ToyEnv(), run_dir=run_dir, progress=False)
+        out[per_call] = run_dir, crax_runs.train(PPOLag, config, ToyEnv(), run_dir=run_dir, progress=False)
     return out
 
 
@@ -93,8 +93,8 @@ def test_a_divergence_inside_a_call_is_reported_at_its_iteration(tmp_path, per_c
     cls = type(f"PoisonedAt{bad}", (PoisonedPPO,), {"bad_iteration": bad})
     config = tiny(PPO.Config, total_steps=6 * STEPS_PER_ITER, num_evals=0, checkpoint_every=1,
                   iterations_per_call=per_call)
-    with pytest.raises(runner.TrainingDiverged, match=rf"at iteration {bad} \(env step {bad * STEPS_PER_ITER:,}\)"):
-        runner.train(cls, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    with pytest.raises(crax_runs.TrainingDiverged, match=rf"at iteration {bad} \(env step {bad * STEPS_PER_ITER:,}\)"):
+        crax_runs.train(cls, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     # the iterations before it are logged, the poisoned one and those after it in its call are not
     assert [r["step"] for r in training_records(tmp_path / "r")] == [STEPS_PER_ITER * i for i in range(1, bad)]
     # checkpoints only at ends of fully good calls

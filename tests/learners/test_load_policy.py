@@ -1,4 +1,4 @@
-"""``runner.load_policy``: a run folder's trained policy as a jitted ``obs -> action`` (issue 25, item 26)."""
+"""``runs.load_policy``: a run folder's trained policy as a jitted ``obs -> action`` (issue 25, item 26)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from crax import runner
+from crax import runs
 from crax.learners import PPOLag
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
@@ -15,22 +15,22 @@ from tests.learners.conftest import TOY_ENV_ID, tiny
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     config = tiny(PPOLag.Config, total_steps=2 * 64, num_evals=0, num_seeds=2)
-    return runner.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path_factory.mktemp("p") / "run", progress=False)
+    return runs.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path_factory.mktemp("p") / "run", progress=False)
 
 
 def test_load_policy_acts_as_each_trained_seed(trained):
     obs = jax.random.uniform(jax.random.key(1), (5, 2), minval=-1, maxval=1)
     for seed in (0, 1):
-        act = runner.load_policy(trained.run_dir, seed=seed)
+        act = runs.load_policy(trained.run_dir, seed=seed)
         loc, _ = trained.trainer.learner(trained.state, seed).policy(obs)
         np.testing.assert_allclose(act(obs), jnp.tanh(loc), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(act(obs[2]), act(obs)[2], rtol=1e-5, atol=1e-6)  # one observation or a batch
-    assert not np.allclose(runner.load_policy(trained.run_dir, seed=0)(obs), runner.load_policy(trained.run_dir, seed=1)(obs))
+    assert not np.allclose(runs.load_policy(trained.run_dir, seed=0)(obs), runs.load_policy(trained.run_dir, seed=1)(obs))
 
 
 def test_load_policy_samples_with_a_key(trained):
     obs = jnp.zeros((4096, 2))
-    sample = runner.load_policy(trained.run_dir, deterministic=False)
+    sample = runs.load_policy(trained.run_dir, deterministic=False)
     a, b = sample(obs, jax.random.key(0)), sample(obs, jax.random.key(1))
     np.testing.assert_array_equal(a, sample(obs, jax.random.key(0)))
     assert not np.allclose(a, b) and float(jnp.abs(a).max()) <= 1.0
@@ -43,4 +43,4 @@ def test_load_policy_samples_with_a_key(trained):
 
 def test_load_policy_refuses_a_seed_the_run_did_not_train(trained):
     with pytest.raises(ValueError, match=r"seed must be in \[0, 2\)"):
-        runner.load_policy(trained.run_dir, seed=2)
+        runs.load_policy(trained.run_dir, seed=2)

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
+from crax.cli import train as train_cli
 from crax.learners import PPOLag, Trainer
-from crax.logging import read_metrics
+from crax.runs import checkpoint as ckpt
+from crax.runs.metrics import read_metrics
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
 STEPS_PER_ITER = 64
@@ -37,7 +38,7 @@ def records(run_dir: Path) -> dict[tuple[int, int], dict]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    return runner.train(PPOLag, CONFIG, TOY_ENV_ID, run_dir=tmp_path_factory.mktemp("ref") / "run", progress=False)
+    return runs.train(PPOLag, CONFIG, TOY_ENV_ID, run_dir=tmp_path_factory.mktemp("ref") / "run", progress=False)
 
 
 def interrupt_at_call(monkeypatch, call: int, exc: type[BaseException]):
@@ -57,13 +58,13 @@ def test_sigint_writes_a_checkpoint_and_resume_matches(tmp_path, monkeypatch, ca
     run_dir = tmp_path / "run"
     interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)  # three iterations done, last periodic checkpoint at 2
     with pytest.raises(KeyboardInterrupt):
-        runner.train(PPOLag, CONFIG, TOY_ENV_ID, run_dir=run_dir, progress=False)
+        runs.train(PPOLag, CONFIG, TOY_ENV_ID, run_dir=run_dir, progress=False)
     assert [s for s, _ in ckpt.checkpoints(run_dir)] == [2 * STEPS_PER_ITER, 3 * STEPS_PER_ITER]
     err = capsys.readouterr().err
     assert f"crax train --resume {run_dir}" in err and "iteration 3" in err
     monkeypatch.undo()
 
-    runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    runs.train(None, run_dir=run_dir, resume=True, progress=False)
     assert records(run_dir) == records(reference.run_dir)
     assert json.loads((run_dir / "results.json").read_text()) == json.loads(
         (reference.run_dir / "results.json").read_text())
@@ -71,16 +72,18 @@ def test_sigint_writes_a_checkpoint_and_resume_matches(tmp_path, monkeypatch, ca
 
 def run_killed(run_dir: Path, patch: str, **overrides) -> subprocess.CompletedProcess:
     """Trains CONFIG (with ``overrides``) in a fresh process after running ``patch``, a snippet that
-    plants the fault (``os``, ``signal``, ``ckpt``, ``runner`` and ``Trainer`` are imported)."""
+    plants the fault (``os``, ``signal``, ``ckpt``, ``runs`` and ``Trainer`` are imported)."""
     fields = {"total_steps": 6 * STEPS_PER_ITER, "num_evals": 2, "checkpoint_every": 2, "lambda_lr": 0.5, **overrides}
     script = "\n".join([
         "import os, signal",
-        "from crax import checkpoint as ckpt, runner",
+        "from crax import runs",
+        "from crax.cli import train as train_cli",
+        "from crax.runs import checkpoint as ckpt",
         "from crax.learners import PPOLag, Trainer",
         "from tests.learners.conftest import tiny",
         textwrap.dedent(patch),
         f"config = tiny(PPOLag.Config, **{fields!r})",
-        f"runner.run_or_exit('crax train', runner.train, PPOLag, config, {TOY_ENV_ID!r}, run_dir={str(run_dir)!r},"
+        f"train_cli.run_or_exit('crax train', runs.train, PPOLag, config, {TOY_ENV_ID!r}, run_dir={str(run_dir)!r},"
         " progress=False)",
     ])
     cache = {"JAX_COMPILATION_CACHE_DIR": str(ROOT / ".jax_cache"), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5"}
@@ -107,10 +110,10 @@ def test_sigkill_just_after_a_checkpoint_loses_no_metrics(tmp_path, reference, k
     assert not (run_dir / "results.json").exists()
 
     if kill_at == 6:
-        with pytest.raises(runner.RunComplete, match="written now"):
-            runner.train(None, run_dir=run_dir, resume=True, progress=False)
+        with pytest.raises(runs.RunComplete, match="written now"):
+            runs.train(None, run_dir=run_dir, resume=True, progress=False)
     else:
-        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+        runs.train(None, run_dir=run_dir, resume=True, progress=False)
     assert records(run_dir) == records(reference.run_dir)
     results = json.loads((run_dir / "results.json").read_text())
     assert [e["step"] for e in results["evals"]] == [3 * STEPS_PER_ITER, 6 * STEPS_PER_ITER]
@@ -133,7 +136,7 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, reference):
     assert "Traceback" not in proc.stderr
     assert ckpt.checkpoints(run_dir)[-1][0] == 3 * STEPS_PER_ITER  # the last finished iteration's
 
-    runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    runs.train(None, run_dir=run_dir, resume=True, progress=False)
     assert records(run_dir) == records(reference.run_dir)
 
 
@@ -141,7 +144,7 @@ def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
     run_dir = tmp_path / "run"
     script = textwrap.dedent(f"""
         import os, signal
-        from crax import runner
+        from crax import runs
         from crax.learners import PPOLag, Trainer
         from tests.learners.conftest import tiny
         original, count = Trainer.run, [0]
@@ -152,7 +155,7 @@ def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
             return original(self, state, n)
         Trainer.run = run
         config = tiny(PPOLag.Config, total_steps={6 * STEPS_PER_ITER}, num_evals=2, checkpoint_every=2, lambda_lr=0.5)
-        runner.train(PPOLag, config, {TOY_ENV_ID!r}, run_dir={str(run_dir)!r}, progress=False)
+        runs.train(PPOLag, config, {TOY_ENV_ID!r}, run_dir={str(run_dir)!r}, progress=False)
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -160,7 +163,7 @@ def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
     assert [s for s, _ in ckpt.checkpoints(run_dir)] == [2 * STEPS_PER_ITER]
     assert max(s for s, _ in records(run_dir)) == 3 * STEPS_PER_ITER  # logged past the checkpoint
 
-    runner.train_main(["--resume", str(run_dir), "--no-progress"])
+    train_cli.train_main(["--resume", str(run_dir), "--no-progress"])
     assert records(run_dir) == records(reference.run_dir)
     # TensorBoard: the killed session's step-3 point is dropped, the resumed one kept; none lost at the resume step
     acc = EventAccumulator(str(run_dir / "tb" / "seed_0"))
@@ -170,21 +173,21 @@ def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
 
 def test_finished_run_is_reported_complete_and_extended_on_request(tmp_path, reference, capsys):
     run_dir = tmp_path / "run"
-    runner.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
+    runs.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
                  run_dir=run_dir, progress=False)
     before = (run_dir / "results.json").read_bytes()
-    with pytest.raises(runner.RunComplete, match="is complete"):
-        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    with pytest.raises(runs.RunComplete, match="is complete"):
+        runs.train(None, run_dir=run_dir, resume=True, progress=False)
     with pytest.raises(SystemExit) as exc:
-        runner.train_main(["--resume", str(run_dir), "--no-progress"])
+        train_cli.train_main(["--resume", str(run_dir), "--no-progress"])
     assert exc.value.code == 0 and "is complete" in capsys.readouterr().out
     assert (run_dir / "results.json").read_bytes() == before  # the result survives
     (run_dir / "results.json").unlink()  # as if killed between the last checkpoint and writing the results
-    with pytest.raises(runner.RunComplete, match="written now"):
-        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    with pytest.raises(runs.RunComplete, match="written now"):
+        runs.train(None, run_dir=run_dir, resume=True, progress=False)
     assert json.loads((run_dir / "results.json").read_text()) == json.loads(before)
 
-    runner.train_main(["--resume", str(run_dir), "--total-steps", "3.84e2", "--no-progress"])  # 6 iterations
+    train_cli.train_main(["--resume", str(run_dir), "--total-steps", "3.84e2", "--no-progress"])  # 6 iterations
     results = json.loads((run_dir / "results.json").read_text())
     assert results["env_steps"] == 6 * STEPS_PER_ITER and len(results["evals"]) == 2  # the first run's eval kept
     assert [r["step"] for r in read_metrics(run_dir) if "loss/policy" in r] == [STEPS_PER_ITER * i for i in range(1, 7)]
@@ -192,40 +195,40 @@ def test_finished_run_is_reported_complete_and_extended_on_request(tmp_path, ref
 
 def test_corrupt_newest_checkpoint_falls_back_with_a_warning(tmp_path):
     run_dir = tmp_path / "run"
-    runner.train(PPOLag, tiny(PPOLag.Config, total_steps=4 * STEPS_PER_ITER, num_evals=0), TOY_ENV_ID,
+    runs.train(PPOLag, tiny(PPOLag.Config, total_steps=4 * STEPS_PER_ITER, num_evals=0), TOY_ENV_ID,
                  run_dir=run_dir, progress=False)
     (older, _), (newest, newest_path) = ckpt.checkpoints(run_dir)
     newest_path.write_bytes(newest_path.read_bytes()[:100])  # a copy cut short
-    template = Trainer(PPOLag, tiny(PPOLag.Config), runner.make_env(TOY_ENV_ID)).abstract_state()
+    template = Trainer(PPOLag, tiny(PPOLag.Config), runs.make_env(TOY_ENV_ID)).abstract_state()
     with pytest.warns(UserWarning) as caught:
         restored = ckpt.load_checkpoint(run_dir, template)
     message = str(caught[0].message)
     assert restored["env_steps"] == older and newest_path.name in message and f"step_{older}" in message
-    runner.evaluate(run_dir, episodes=2)  # eval uses the readable one too
+    runs.evaluate(run_dir, episodes=2)  # eval uses the readable one too
 
 
 def test_extending_a_finished_run_retracts_its_results_until_it_finishes(tmp_path, monkeypatch, capsys):
     from crax.studies import read_result
 
     run_dir = tmp_path / "run"
-    runner.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
+    runs.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
                  run_dir=run_dir, progress=False)
     config_before = (run_dir / ckpt.CONFIG_FILE).read_bytes()
     with pytest.raises(SystemExit) as exc:  # fewer steps than trained: nothing to do, and nothing rewritten
-        runner.train_main(["--resume", str(run_dir), "--total-steps", "64", "--no-progress"])
+        train_cli.train_main(["--resume", str(run_dir), "--total-steps", "64", "--no-progress"])
     assert exc.value.code == 0 and "asks for no more" in capsys.readouterr().out
     assert (run_dir / ckpt.CONFIG_FILE).read_bytes() == config_before
 
     interrupt_at_call(monkeypatch, 1, KeyboardInterrupt)  # the extension stops before its first new iteration
     with pytest.raises(SystemExit) as exc:
-        runner.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
+        train_cli.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
     assert exc.value.code == 130
     assert read_result(run_dir) is None  # `crax table` lists it as not finished, not with the 128-step result
     assert ckpt.read_config(run_dir)["config"]["total_steps"] == 256  # a plain --resume finishes the extension
     monkeypatch.undo()
     capsys.readouterr()
 
-    runner.train_main(["--resume", str(run_dir), "--no-progress"])
+    train_cli.train_main(["--resume", str(run_dir), "--no-progress"])
     assert read_result(run_dir).env_steps == 4 * STEPS_PER_ITER
     out = capsys.readouterr().out  # the final evaluation of both policies, the judged one first
     assert "seed 0: return" in out and "stochastic policy)" in out and "deterministic policy: return" in out

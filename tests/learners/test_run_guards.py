@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
 from crax.learners import PPOLag, Trainer
-from crax.run_lock import RunLock
+from crax.runs import checkpoint as ckpt
+from crax.runs.lock import RunLock
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
 STEPS_PER_ITER = 64
@@ -22,49 +22,49 @@ STEPS_PER_ITER = 64
 def test_a_config_refused_at_validation_leaves_no_run_folder(tmp_path, capsys):
     config = tiny(PPOLag.Config, budgets=("cost/nosuch=5",))
     with pytest.raises(ValueError, match="nosuch"):
-        runner.train(PPOLag, config, TOY_ENV_ID, runs_root=tmp_path / "runs", progress=False)
+        runs.train(PPOLag, config, TOY_ENV_ID, runs_root=tmp_path / "runs", progress=False)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
     with pytest.raises(ValueError, match="nosuch"):
-        runner.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "named", progress=False)
+        runs.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "named", progress=False)
     assert not (tmp_path / "named").exists()
 
 
 def test_seed_beyond_64_bits_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ValueError, match="'seed' must be a 64-bit integer"):
-        runner.train(PPOLag, tiny(PPOLag.Config, seed=2**64), TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
+        runs.train(PPOLag, tiny(PPOLag.Config, seed=2**64), TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
     assert not (tmp_path / "r").exists()
     with pytest.raises(ValueError, match="seed must be a 64-bit integer"):
-        runner.evaluate(tmp_path / "r", episodes=1, seed=-(2**63) - 1)
+        runs.evaluate(tmp_path / "r", episodes=1, seed=-(2**63) - 1)
 
 
 def test_a_run_that_cannot_fit_in_memory_is_refused_before_its_folder(tmp_path, monkeypatch):
-    small = Trainer(PPOLag, tiny(PPOLag.Config), runner.make_env(TOY_ENV_ID))
+    small = Trainer(PPOLag, tiny(PPOLag.Config), runs.make_env(TOY_ENV_ID))
     big = Trainer(PPOLag, tiny(PPOLag.Config, num_envs=64, batch_size=64, num_minibatches=2),
-                  runner.make_env(TOY_ENV_ID))
-    assert runner.memory_estimate(big) > runner.memory_estimate(small) > 0
-    runner.check_memory(small)  # this machine holds a tiny run
-    monkeypatch.setattr(runner, "_memory_available", lambda device: runner.memory_estimate(small) + 1)
-    runner.check_memory(small)
+                  runs.make_env(TOY_ENV_ID))
+    assert runs.memory_estimate(big) > runs.memory_estimate(small) > 0
+    runs.check_memory(small)  # this machine holds a tiny run
+    monkeypatch.setattr(runs.guards, "_memory_available", lambda device: runs.memory_estimate(small) + 1)
+    runs.check_memory(small)
     with pytest.raises(ValueError, match="lower --num-envs") as exc:
-        runner.train(PPOLag, big.config, TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
+        runs.train(PPOLag, big.config, TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
     assert "64 envs" in str(exc.value) and not (tmp_path / "r").exists()
 
 
 def test_a_second_writer_of_a_run_folder_is_refused_naming_the_holder(tmp_path, capsys):
     run_dir = tmp_path / "run"
-    runner.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=0), TOY_ENV_ID,
+    runs.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=0), TOY_ENV_ID,
                  run_dir=run_dir, progress=False)
     config_before = (run_dir / ckpt.CONFIG_FILE).read_bytes()
     with RunLock(run_dir):  # as another `crax train --resume` of this run would hold it
         with pytest.raises(SystemExit) as exc:
-            runner.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
+            runs.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
         assert exc.value.code == 2
         err = capsys.readouterr().err
         assert "is in use by process" in err and str(os.getpid()) in err
         assert (run_dir / ckpt.CONFIG_FILE).read_bytes() == config_before  # the refused one wrote nothing
         assert [s for s, _ in ckpt.checkpoints(run_dir)] == [2 * STEPS_PER_ITER]
-    with pytest.raises(runner.RunComplete):  # released: the run folder is usable again
-        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    with pytest.raises(runs.RunComplete):  # released: the run folder is usable again
+        runs.train(None, run_dir=run_dir, resume=True, progress=False)
 
 
 def test_a_full_disk_while_checkpointing_says_how_to_resume(tmp_path, monkeypatch, capsys):
@@ -80,7 +80,7 @@ def test_a_full_disk_while_checkpointing_says_how_to_resume(tmp_path, monkeypatc
     monkeypatch.setattr(os, "fsync", full_disk_on_the_second_checkpoint)
     config = tiny(PPOLag.Config, total_steps=6 * STEPS_PER_ITER, num_evals=0, checkpoint_every=2)
     with pytest.raises(SystemExit) as exc:
-        runner.run_or_exit("crax train", runner.train, PPOLag, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
+        runs.run_or_exit("crax train", runs.train, PPOLag, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
     assert exc.value.code == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and f"step {4 * STEPS_PER_ITER:,}" in err
@@ -89,5 +89,5 @@ def test_a_full_disk_while_checkpointing_says_how_to_resume(tmp_path, monkeypatc
     assert not [p.name for p in (run_dir / ckpt.CHECKPOINT_DIR).iterdir() if p.name.endswith(".tmp")]
 
     monkeypatch.undo()  # space freed; the failed run released its lock
-    result = runner.train(None, run_dir=run_dir, resume=True, progress=False)
+    result = runs.train(None, run_dir=run_dir, resume=True, progress=False)
     assert result.env_steps == 6 * STEPS_PER_ITER

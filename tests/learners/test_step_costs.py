@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax
 import pytest
 
-from crax import runner
+from crax import runs
 from crax.learners import PPO, PPOLag, Trainer
-from crax.logging import read_metrics
+from crax.runs.metrics import read_metrics
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnvTwoCosts
 
@@ -19,7 +19,7 @@ def test_per_term_step_costs_reach_metrics_before_any_episode_ends(tmp_path):
     # all end at the last step of iteration 2, so the episode sums cover exactly iterations 1 and 2.
     env = ToyEnvTwoCosts(episode_length=16, pit_radius=0.0)
     config = tiny(PPO.Config, total_steps=2 * STEPS_PER_ITER, desync_episodes=False, num_evals=0)
-    runner.train(PPO, config, env, run_dir=tmp_path / "r", progress=False)
+    runs.train(PPO, config, env, run_dir=tmp_path / "r", progress=False)
     first, second = [r for r in read_metrics(tmp_path / "r") if "loss/policy" in r]
 
     assert "episode/cost/edge" not in first  # no episode ended: the episodic sums say nothing yet

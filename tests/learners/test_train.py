@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
 from crax.learners import BUILTIN_LEARNERS, PPO, PPOLag, Trainer
-from crax.logging import read_metrics
+from crax.runs import checkpoint as ckpt
+from crax.runs.metrics import read_metrics
 from tests.learners.conftest import TINY, TOY_ENV_ID, tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -41,7 +41,7 @@ def scalars(run_dir: Path, seed: int, tag: str) -> list[tuple[int, float]]:
 
 def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     run_dir = tmp_path / "run"
-    runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
+    runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
                        "--total-steps", str(4 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
     out = capsys.readouterr().out
     assert "seed 0: return" in out and str(run_dir) in out
@@ -61,7 +61,7 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
 
     # Interrupt after the second checkpoint: drop the newest one, as if the run died before writing it.
     (run_dir / "checkpoints" / f"step_{4 * STEPS_PER_ITER}.msgpack").unlink()
-    runner.train_main(["--resume", str(run_dir), "--total-steps", str(6 * STEPS_PER_ITER), "--no-progress"])
+    runs.train_main(["--resume", str(run_dir), "--total-steps", str(6 * STEPS_PER_ITER), "--no-progress"])
     records = [r for r in read_metrics(run_dir) if "loss/policy" in r]
     assert [r["step"] for r in records] == [STEPS_PER_ITER * i for i in range(1, 7)]  # no gap, no duplicate
     assert [s for s, _ in ckpt.checkpoints(run_dir)][-1] == 6 * STEPS_PER_ITER
@@ -69,14 +69,14 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     results = json.loads((run_dir / "results.json").read_text())
     assert results["env_steps"] == 6 * STEPS_PER_ITER and len(results["final"]) == 1
 
-    runner.eval_main([str(run_dir), "--episodes", "3"])
+    runs.eval_main([str(run_dir), "--episodes", "3"])
     out = capsys.readouterr().out
     assert "mean return" in out and ("-> safe" in out or "-> not safe" in out)
 
 
 def test_resume_restores_learner_state_exactly(tmp_path):
     config = tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=0)
-    first = runner.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    first = runs.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     trainer = Trainer(PPOLag, config, ToyEnv())
     restored = ckpt.load_checkpoint(tmp_path / "r", trainer.abstract_state())
     for a, b in zip(jax.tree.leaves(first.state), jax.tree.leaves(restored["state"]), strict=True):
@@ -88,7 +88,7 @@ def test_resume_restores_learner_state_exactly(tmp_path):
 
 def test_vmapped_seeds_train_independently(tmp_path):
     config = tiny(PPOLag.Config, total_steps=3 * STEPS_PER_ITER, num_seeds=3)
-    result = runner.train("ppo-lag", config, ToyEnv(), run_dir=tmp_path / "s", progress=False)
+    result = runs.train("ppo-lag", config, ToyEnv(), run_dir=tmp_path / "s", progress=False)
     assert len(result.final) == 3 and len(result.evals[-1]["stochastic"]["return"]) == 3
     losses = {s: [r["loss/policy"] for r in result.history if r["seed"] == s and "loss/policy" in r] for s in range(3)}
     assert all(len(v) == 3 for v in losses.values())
@@ -120,13 +120,13 @@ def ppo_baseline():
 def _learn(cls):
     config = tiny(cls.Config, num_envs=32, batch_size=16, unroll_length=8, total_steps=512 * 150, safety_bound=2.0,
                   eval_envs=32, learning_rate=3e-3, checkpoint_every=1000)
-    return runner.train(cls, config, ToyEnv(), run_dir=Path(os.environ.get("TMPDIR", "/tmp")) / f"crax-learn-{os.getpid()}-{cls.name}",
+    return runs.train(cls, config, ToyEnv(), run_dir=Path(os.environ.get("TMPDIR", "/tmp")) / f"crax-learn-{os.getpid()}-{cls.name}",
                         progress=False)
 
 
 @pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo"])
 def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
-    result = _learn(runner.get_learner(name))
+    result = _learn(runs.get_learner(name))
     try:
         assert ppo_baseline.final[0]["cost"] > 4.0  # the reward drives PPO through the hazard band
         assert ppo_baseline.final[0]["return"] > 4.0  # and PPO learned (random policy: ~0)
@@ -157,9 +157,9 @@ def test_console_script_trains(tmp_path):
 
 def test_unknown_learner_name_lists_choices(capsys):
     with pytest.raises(ValueError, match="valid choices: .*ppo-lag"):
-        runner.get_learner("ppo-lagrange")
+        runs.get_learner("ppo-lagrange")
     with pytest.raises(SystemExit) as exc:
-        runner.train_main(["ppo-lagrange", "--env", TOY_ENV_ID])
+        runs.train_main(["ppo-lagrange", "--env", TOY_ENV_ID])
     assert exc.value.code == 2
     assert "ppo-lag" in capsys.readouterr().err
 
@@ -177,10 +177,10 @@ def test_bad_config_values_raise_value_error(field, value, message):
 
 def test_bad_config_flag_exits_cleanly(capsys):
     with pytest.raises(SystemExit) as exc:
-        runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--batch-size", "3"])
+        runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--batch-size", "3"])
     assert exc.value.code == 2
     with pytest.raises(SystemExit):
-        runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--lambda-learning-rate", "1.0"])
+        runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--lambda-learning-rate", "1.0"])
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -188,37 +188,37 @@ def test_unknown_field_in_stored_config(tmp_path):
     with pytest.raises(ValueError, match="unknown config field.*bogus"):
         ckpt.config_from_dict(PPOLag.Config, {"bogus": 1})
     with pytest.raises(ValueError, match="learner 'ppo' takes a PPOConfig, got PPOLagConfig"):
-        runner.train(PPO, tiny(PPOLag.Config), ToyEnv(), run_dir=tmp_path / "x")
+        runs.train(PPO, tiny(PPOLag.Config), ToyEnv(), run_dir=tmp_path / "x")
 
 
 def test_missing_and_corrupt_checkpoints(tmp_path, capsys):
     config = tiny(PPO.Config, total_steps=STEPS_PER_ITER, num_evals=0)
     run_dir = tmp_path / "r"
-    runner.train(PPO, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
+    runs.train(PPO, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
     (path,) = [p for _, p in ckpt.checkpoints(run_dir)]
 
     path.write_bytes(b"\x93not a checkpoint")
     with pytest.raises(ValueError, match="corrupt"):
-        runner.train(None, run_dir=run_dir, resume=True, progress=False)
+        runs.train(None, run_dir=run_dir, resume=True, progress=False)
     with pytest.raises(SystemExit):
-        runner.eval_main([str(run_dir)])
+        runs.eval_main([str(run_dir)])
     err = capsys.readouterr().err
     assert "corrupt" in err and "Traceback" not in err
 
     path.unlink()
     with pytest.raises(ValueError, match="no checkpoint"):
-        runner.evaluate(run_dir)
+        runs.evaluate(run_dir)
     with pytest.raises(ValueError, match="does not exist"):
-        runner.train(None, run_dir=tmp_path / "nowhere", resume=True)
+        runs.train(None, run_dir=tmp_path / "nowhere", resume=True)
     with pytest.raises(ValueError, match="not a crax run folder"):
-        runner.evaluate(tmp_path)
+        runs.evaluate(tmp_path)
     with pytest.raises(ValueError, match="already holds a run"):
-        runner.train(PPO, config, ToyEnv(), run_dir=run_dir)
+        runs.train(PPO, config, ToyEnv(), run_dir=run_dir)
 
 
 def test_checkpoint_of_another_config_is_rejected(tmp_path):
     config = tiny(PPO.Config, total_steps=STEPS_PER_ITER, num_evals=0)
-    runner.train(PPO, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    runs.train(PPO, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     bigger = Trainer(PPO, tiny(PPO.Config, critic_hidden=(32,)), ToyEnv())
     with pytest.raises(ValueError, match="does not match"):
         ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state())
@@ -227,7 +227,7 @@ def test_checkpoint_of_another_config_is_rejected(tmp_path):
 def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
     """Without a terminal (capsys), training prints a plain line every 10 iterations and at the end."""
     run_dir = tmp_path / "run"
-    runner.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--iterations-per-call", "1",
+    runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--iterations-per-call", "1",
                        "--total-steps", str(12 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "steps/s" in ln]
     assert [ln.split("(iteration ")[1].split(")")[0] for ln in lines] == ["10", "12"]
@@ -237,6 +237,6 @@ def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
         shown = float(line.split("lagrange ")[1].split()[0])
         assert shown == pytest.approx(records[it * STEPS_PER_ITER]["multiplier/lagrange"], abs=0.006)
 
-    runner.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
+    runs.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
                        "--total-steps", str(2 * STEPS_PER_ITER), *tiny_flags()])
     assert "steps/s" not in capsys.readouterr().out

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax import runner
+from crax import runs
 from crax.learners import BUILTIN_LEARNERS, FOCOPS, PPOLag, Trainer, gae
 from crax.learners import trainer as trainer_module
 from crax.learners.networks import Normalizer, gaussian_log_prob
@@ -152,15 +152,15 @@ def test_a_non_finite_loss_stops_training_naming_the_iteration(tmp_path, monkeyp
 
     monkeypatch.setattr(Trainer, "_learn", poisoned)
     config = tiny(PPOLag.Config, total_steps=4 * 64, learning_rate=2.0, checkpoint_every=1)
-    with pytest.raises(runner.TrainingDiverged, match=r"iteration 1 .*non-finite.*no checkpoint"):
-        runner.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
+    with pytest.raises(runs.TrainingDiverged, match=r"iteration 1 .*non-finite.*no checkpoint"):
+        runs.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "r", progress=False)
 
 
 def test_real_divergence_is_detected(tmp_path):
     # a learning rate of 1e12 blows the parameters up within the first iteration's SGD steps
     config = tiny(PPOLag.Config, total_steps=3 * 64, learning_rate=1e12, checkpoint_every=1)
-    with pytest.raises(runner.TrainingDiverged, match="iteration 1 "):
-        runner.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    with pytest.raises(runs.TrainingDiverged, match="iteration 1 "):
+        runs.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
 
 
 def test_sharded_training_matches_unsharded():

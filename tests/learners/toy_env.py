@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax.env import Env, State
+from crax.core.env import Env, State
 
 
 class ToyEnv(Env):

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax.core.params import REAL
 from crax.sensors import Context, Sensor
-from crax.suites.params import REAL
 
 
 class Beacon(Sensor):

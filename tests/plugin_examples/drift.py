@@ -10,10 +10,11 @@ import mujoco
 from flax import nnx
 
 from crax.bodies import NAVIGATION, Body
-from crax.hazards import HazardProximity, sample_layout
+from crax.core.params import POSITIVE
+from crax.costs import HazardProximity
+from crax.objects import sample_layout
 from crax.sensors import Lidar
 from crax.suites import Suite, Transition
-from crax.suites.params import POSITIVE
 from tests.plugin_examples.puddles import Puddles
 
 

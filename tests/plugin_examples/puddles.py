@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.hazards import Placeable
+from crax.objects import Placeable
 
 
 class Puddles(Placeable):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax.hazards import Constraint, TaskParam
+from crax.core.params import NON_NEGATIVE, Range
+from crax.costs import Constraint, TaskParam
 from crax.sensors import Context
-from crax.suites.params import NON_NEGATIVE, Range
 
 
 class ThrustLimit(Constraint):

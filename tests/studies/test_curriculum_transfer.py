@@ -10,12 +10,14 @@ import jax
 import numpy as np
 import pytest
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
 from crax.learners import PPO, PPOLag, Trainer
-from crax.logging import read_metrics
-from crax.studies.curriculum import curriculum_main, stage_ids
-from crax.studies.transfer import transfer, transfer_main
+from crax.runs import checkpoint as ckpt
+from crax.runs import training
+from crax.runs.metrics import read_metrics
+from crax.cli.studies import curriculum_main, transfer_main
+from crax.studies.curriculum import stage_ids
+from crax.studies.transfer import transfer
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
 HARDER_ID = "tests.learners.toy_env:ToyEnvHarder"
@@ -49,7 +51,7 @@ def test_stage_ids_need_a_task_without_level():
 
 def test_curriculum_carries_learner_and_optimizer_state_into_the_next_stage(tmp_path, monkeypatch):
     calls = spy_runs(monkeypatch)
-    result = runner.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "c", progress=False)
+    result = runs.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "c", progress=False)
     assert [type(env).__name__ for env, _, _ in calls] == ["ToyEnv", "ToyEnv", "ToyEnvHarder", "ToyEnvHarder"]
     _, _, end_of_stage_1 = calls[1]
     _, start_of_stage_2, _ = calls[2]
@@ -72,7 +74,7 @@ def test_curriculum_carries_learner_and_optimizer_state_into_the_next_stage(tmp_
 
 
 def test_curriculum_resumes_exactly_across_the_stage_boundary(tmp_path, monkeypatch):
-    whole = runner.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "whole", progress=False)
+    whole = runs.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "whole", progress=False)
     original, count = Trainer.run, [0]
 
     def run(self, state, n):
@@ -83,10 +85,10 @@ def test_curriculum_resumes_exactly_across_the_stage_boundary(tmp_path, monkeypa
 
     monkeypatch.setattr(Trainer, "run", run)
     with pytest.raises(KeyboardInterrupt):
-        runner.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "cut", progress=False)
+        runs.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "cut", progress=False)
     monkeypatch.undo()
     assert ckpt.checkpoints(tmp_path / "cut")[-1][0] == 128  # holds stage 1's envs
-    runner.train(None, run_dir=tmp_path / "cut", resume=True, progress=False)
+    runs.train(None, run_dir=tmp_path / "cut", resume=True, progress=False)
 
     def records(run_dir):
         return [{k: v for k, v in r.items() if k != "perf/steps_per_second"} for r in read_metrics(run_dir)]
@@ -96,7 +98,7 @@ def test_curriculum_resumes_exactly_across_the_stage_boundary(tmp_path, monkeypa
 
 def test_curriculum_stages_need_one_observation_size(tmp_path):
     with pytest.raises(ValueError, match="observation size"):
-        runner.train(PPO, tiny(PPO.Config), stages=["PointGoal1", "PointVelocity1"], run_dir=tmp_path / "x")
+        runs.train(PPO, tiny(PPO.Config), stages=["PointGoal1", "PointVelocity1"], run_dir=tmp_path / "x")
 
 
 def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp_path):
@@ -107,11 +109,11 @@ def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp
     assert json.loads((ppo_dir / "results.json").read_text())["env_steps"] == 128
     assert json.loads((safe_dir / "config.json").read_text())["init_from"]["run_dir"] == str(ppo_dir)
 
-    # the start of the safe phase, rebuilt the way the runner builds it
-    trainer = Trainer(PPOLag, dataclasses.replace(config, total_steps=128), runner.make_env(TOY_ENV_ID))
+    # the start of the safe phase, rebuilt the way the runs builds it
+    trainer = Trainer(PPOLag, dataclasses.replace(config, total_steps=128), runs.make_env(TOY_ENV_ID))
     fresh = trainer.init(jax.random.split(jax.random.key(config.seed))[0])
-    start = runner._initial_model(trainer, fresh, {"run_dir": str(ppo_dir), "parts": list(runner.INIT_PARTS)})
-    ppo_trainer = Trainer(PPO, tiny(PPO.Config, total_steps=128, num_evals=1), runner.make_env(TOY_ENV_ID))
+    start = training._initial_model(trainer, fresh, {"run_dir": str(ppo_dir), "parts": list(training.INIT_PARTS)})
+    ppo_trainer = Trainer(PPO, tiny(PPO.Config, total_steps=128, num_evals=1), runs.make_env(TOY_ENV_ID))
     ppo_final = ckpt.load_checkpoint(ppo_dir, ppo_trainer.abstract_state())["state"].model
     for part in ("actor", "reward_critic", "normalizer"):
         for a, b in zip(leaves(start.model[0][part]), leaves(ppo_final[0][part]), strict=True):
@@ -124,12 +126,12 @@ def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp
     assert all(np.all(x == 0) for x in leaves(start.model[1]["step"]))  # a fresh optimizer
 
     # run again: both phases are finished
-    with pytest.raises(runner.RunComplete):
+    with pytest.raises(runs.RunComplete):
         transfer(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "t", progress=False)
 
 
 def test_transfer_from_an_existing_run_and_its_errors(tmp_path, capsys):
-    ppo = runner.train(PPO, tiny(PPO.Config, total_steps=64, num_evals=0), TOY_ENV_ID, run_dir=tmp_path / "p",
+    ppo = runs.train(PPO, tiny(PPO.Config, total_steps=64, num_evals=0), TOY_ENV_ID, run_dir=tmp_path / "p",
                        progress=False)
     flags = ["--num-envs", "8", "--unroll-length", "4", "--batch-size", "4", "--num-minibatches", "4",
              "--num-epochs", "2", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-envs", "4",
@@ -155,7 +157,7 @@ class Recorder:
 
     def __call__(self, *args, **kwargs):
         self.kwargs.append(kwargs)
-        return runner.TrainResult(run_dir="fake", learner="ppo-lag", env="fake", config=PPOLag.Config(), env_steps=0,
+        return runs.TrainResult(run_dir="fake", learner="ppo-lag", env="fake", config=PPOLag.Config(), env_steps=0,
                                   final=[], evals=[], history=[], trainer=None, state=None)
 
 
@@ -165,10 +167,10 @@ ADDED = {"constraints": {"action_energy": {"weight": 0.05}}, "sensors": {"pose":
 
 def test_curriculum_and_transfer_take_constraint_and_sensor_flags(tmp_path, monkeypatch):
     record = Recorder()
-    monkeypatch.setattr(runner, "train", record)
+    monkeypatch.setattr(runs, "train", record)
     curriculum_main(["ppo-lag", "--env", "PointGoal", "--run-dir", str(tmp_path / "c"), *FLAGS])
     assert record.kwargs[-1]["env_kwargs"] == ADDED and record.kwargs[-1]["stages"] == stage_ids("PointGoal")
-    monkeypatch.setattr(runner, "complete_run", record)
+    monkeypatch.setattr(runs, "complete_run", record)
     transfer_main(["ppo-lag", "--env", "PointGoal3", "--run-dir", str(tmp_path / "t"), *FLAGS])
     assert [k["env_kwargs"] for k in record.kwargs[-2:]] == [ADDED, ADDED]  # the PPO phase and the safe phase
 

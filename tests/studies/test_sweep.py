@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crax import checkpoint as ckpt
-from crax import runner
+from crax import runs
 from crax.cli import main
+from crax.runs import checkpoint as ckpt
+from crax.runs import training
 from crax.studies import summary_table, sweep
-from crax.studies.sweep import cell_state
+from crax.studies.cells import cell_state
 from tests.learners.conftest import TINY, TOY_ENV_ID
 
 STEPS_PER_ITER = 64  # TINY: 8 envs × 8 steps
@@ -22,7 +23,7 @@ BOUNDS = (1.0, 2.0, 3.0)
 
 
 class FakeTrain:
-    """Stands in for runner.train: writes config.json, a checkpoint and results.json as a run would,
+    """Stands in for runs.train: writes config.json, a checkpoint and results.json as a run would,
     records each call, and raises ``fail[name]`` for the named cells (after their first checkpoint)."""
 
     def __init__(self, fail=None):
@@ -36,10 +37,10 @@ class FakeTrain:
         self.env_kwargs[name] = env_kwargs
         if resume:
             record = ckpt.read_config(run_dir)
-            config = ckpt.config_from_dict(runner.get_learner(record["learner"]).Config, record["config"])
+            config = ckpt.config_from_dict(runs.get_learner(record["learner"]).Config, record["config"])
             learner, env = record["learner"], record["env"]
         else:
-            assert not (Path(run_dir) / ckpt.CONFIG_FILE).exists()  # runner.train refuses an existing run
+            assert not (Path(run_dir) / ckpt.CONFIG_FILE).exists()  # runs.train refuses an existing run
             Path(run_dir).mkdir(parents=True, exist_ok=True)
             ckpt.write_config(run_dir, learner=learner, env_id=env, env_kwargs={}, config=config)
         ckpt.save_checkpoint(run_dir, {"w": np.zeros(1)}, env_steps=STEPS_PER_ITER, iteration=1)
@@ -47,13 +48,13 @@ class FakeTrain:
             raise self.fail.pop(name)
         steps = config.num_iterations * config.steps_per_iteration
         final = [{"return": 1.0, "cost": 0.0, "policy": "stochastic", "safe": True}] * config.num_seeds
-        (Path(run_dir) / runner.RESULTS_FILE).write_text(json.dumps(
+        (Path(run_dir) / runs.RESULTS_FILE).write_text(json.dumps(
             {"learner": learner, "env": env, "env_steps": steps, "safety_bound": config.safety_bound,
              "eval_policy": "stochastic", "final": final, "evals": []}))
 
 
 def run_sweep(out, fake, monkeypatch, bounds=BOUNDS, **overrides):
-    monkeypatch.setattr(runner, "train", fake)
+    monkeypatch.setattr(training, "train", fake)
     return sweep(out, ["ppo-lag"], [TOY_ENV_ID], bounds, num_seeds=2,
                  overrides={**TINY, "total_steps": 2 * STEPS_PER_ITER, **overrides}, echo=lambda s: None)
 
@@ -95,7 +96,7 @@ def test_interrupted_sweep_skips_finished_resumes_partial_and_restarts_unstarted
 def test_a_results_file_short_of_the_budget_is_not_finished(tmp_path, monkeypatch):
     out = tmp_path / "sweep"
     run_sweep(out, FakeTrain(), monkeypatch, bounds=(1.0,))
-    results = out / "ToyEnv-ppo-lag-d1" / runner.RESULTS_FILE
+    results = out / "ToyEnv-ppo-lag-d1" / runs.RESULTS_FILE
     record = json.loads(results.read_text())
     results.write_text(json.dumps({**record, "final": record["final"][:1]}))  # one of two seeds
     assert cell_state(results.parent) == "partial"
@@ -105,7 +106,7 @@ def test_a_results_file_short_of_the_budget_is_not_finished(tmp_path, monkeypatc
 
 
 def test_failed_cell_is_recorded_and_the_rest_trains(tmp_path, monkeypatch):
-    fake = FakeTrain(fail={"ToyEnv-ppo-lag-d1": runner.TrainingDiverged("loss became NaN")})
+    fake = FakeTrain(fail={"ToyEnv-ppo-lag-d1": runs.TrainingDiverged("loss became NaN")})
     result = run_sweep(tmp_path / "sweep", fake, monkeypatch, bounds=(1.0, 2.0))
     assert [c["name"] for c in result.failed] == ["ToyEnv-ppo-lag-d1"]
     assert "TrainingDiverged: loss became NaN" in result.failed[0]["error"]
@@ -145,7 +146,7 @@ def test_other_arguments_into_the_same_folder_are_refused(tmp_path, monkeypatch)
 ])
 def test_bad_grid_is_refused_before_anything_trains(tmp_path, monkeypatch, kwargs, message):
     fake = FakeTrain()
-    monkeypatch.setattr(runner, "train", fake)
+    monkeypatch.setattr(training, "train", fake)
     args = dict(learners=["ppo"], envs=[TOY_ENV_ID], safety_bounds=[25.0], overrides=TINY) | kwargs
     with pytest.raises(ValueError, match=message):
         sweep(tmp_path / "sweep", **args, echo=lambda s: None)
@@ -154,7 +155,7 @@ def test_bad_grid_is_refused_before_anything_trains(tmp_path, monkeypatch, kwarg
 
 def test_added_constraints_reach_every_cell_and_are_part_of_the_grid(tmp_path, monkeypatch, capsys):
     fake = FakeTrain()
-    monkeypatch.setattr(runner, "train", fake)
+    monkeypatch.setattr(training, "train", fake)
     out = tmp_path / "sweep"
     tiny = [a for k, v in TINY.items() for a in (f"--{k.replace('_', '-')}", *map(str, np.atleast_1d(v)))]
     args = ["sweep", "--learners", "ppo-lag", "--envs", "PointGoal1", "--safety-bounds", "5", "10", "--num-seeds", "1",
@@ -183,7 +184,7 @@ def test_missing_ray_says_how_to_install_it(tmp_path, monkeypatch):
 
 def test_dry_run_prints_the_grid_and_trains_nothing(tmp_path, monkeypatch, capsys):
     fake = FakeTrain()
-    monkeypatch.setattr(runner, "train", fake)
+    monkeypatch.setattr(training, "train", fake)
     out = tmp_path / "sweep"
     tiny = [a for k, v in TINY.items() for a in (f"--{k.replace('_', '-')}", *map(str, np.atleast_1d(v)))]
     main(["sweep", "--learners", "ppo", "ppo-lag", "--envs", TOY_ENV_ID, "--safety-bounds", "15", "25", "35",
@@ -220,7 +221,7 @@ def test_a_real_local_cell_trains_and_summarizes(tmp_path):
     run_dir = out / "ToyEnv-ppo-lag-d5"
     assert ckpt.read_config(run_dir)["config"]["num_seeds"] == 2
     assert ckpt.read_config(run_dir)["config"]["safety_bound"] == 5.0
-    results = json.loads((run_dir / runner.RESULTS_FILE).read_text())
+    results = json.loads((run_dir / runs.RESULTS_FILE).read_text())
     assert results["env_steps"] == STEPS_PER_ITER and len(results["final"]) == 2
     summary = summary_table([out], reps=10)
     (cell,) = summary.cells

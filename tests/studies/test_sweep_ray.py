@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crax import runner
+from crax import runs
 from crax.studies import sweep
 from tests.learners.conftest import TINY, TOY_ENV_ID
 
@@ -32,7 +32,7 @@ def test_two_cells_on_local_ray(tmp_path):
         assert {c["name"]: c["status"] for c in manifest["cells"]} == {"ToyEnv-ppo": "done",
                                                                         "ToyEnv-ppo-lag-d5": "done"}
         for learner, cell in (("ppo", "ToyEnv-ppo"), ("ppo-lag", "ToyEnv-ppo-lag-d5")):
-            results = json.loads((out / cell / runner.RESULTS_FILE).read_text())
+            results = json.loads((out / cell / runs.RESULTS_FILE).read_text())
             assert results["learner"] == learner and results["env_steps"] == 64 and len(results["final"]) == 2
             assert results["safety_bound"] == 5.0
         lines.clear()

@@ -51,7 +51,7 @@ def make(id: str, num_envs: int = 1, render_mode: str | None = None, *, max_epis
     """
     if num_envs > 1 and autoreset is False:
         raise ValueError("autoreset=False: crax's vector env always autoresets (choose when with autoreset_mode=)")
-    from crax.gymnasium import make as make_gymnasium
+    from crax.gymnasium.factory import make as make_gymnasium
 
     env_id, options = crax_make_args(id, max_episode_steps, kwargs)
     env = make_gymnasium(env_id, num_envs, render_mode, safety_gymnasium=True, **options)

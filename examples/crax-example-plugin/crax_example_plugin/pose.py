@@ -9,8 +9,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from crax.core.params import POSITIVE
 from crax.sensors import Context, Sensor
-from crax.suites.params import POSITIVE
 
 
 class Pose(Sensor):

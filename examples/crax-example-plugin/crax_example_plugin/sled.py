@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import mujoco
 
 import crax.bodies
-from crax.scene import Category, collide_as
+from crax.core.scene import Category, collide_as
 
 
 class Sled(crax.bodies.Body):

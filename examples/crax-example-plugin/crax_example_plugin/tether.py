@@ -10,9 +10,9 @@ import jax
 import jax.numpy as jnp
 
 import crax.bodies
-from crax.hazards import Constraint, TaskParam
+from crax.core.params import NON_NEGATIVE, POSITIVE
+from crax.costs import Constraint, TaskParam
 from crax.sensors import Context
-from crax.suites.params import NON_NEGATIVE, POSITIVE
 
 
 class Tether(Constraint):

@@ -1,0 +1,3 @@
+from crax.cli.commands import main
+
+main()

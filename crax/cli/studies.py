@@ -1,0 +1,186 @@
+"""The study commands: ``crax sweep``, ``table``, ``plot`` (tyro dataclasses with ``run()``), ``curriculum`` and ``transfer``."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import tyro
+
+from crax.cli import train as train_cli
+from crax.cli.common import Steps
+from crax.studies.curriculum import curriculum
+from crax.studies.transfer import transfer
+
+# Learner config fields a sweep may override for every cell (None: the learner's default).
+_OVERRIDES = ("total_steps", "num_envs", "batch_size", "num_minibatches", "unroll_length", "num_epochs",
+              "learning_rate", "entropy_cost", "actor_hidden", "critic_hidden", "num_evals", "eval_envs",
+              "eval_policy", "seed", "iterations_per_call", "checkpoint_every", "num_devices", "budgets")
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepCmd:
+    """Train a grid of learners × envs × safety bounds (seeds of a cell train together) into one sweep
+    folder; run the same command again to resume an interrupted sweep."""
+
+    learners: tuple[str, ...]
+    """Learner names (crax list), e.g. --learners ppo ppo-lag ppo-pid."""
+    envs: tuple[str, ...]
+    """Env ids (or package.module:EnvClass), e.g. --envs PointGoal1 PointGoal2."""
+    out: str
+    """Sweep folder: manifest.json and one run folder per cell, <env>-<learner>-d<bound>."""
+    safety_bounds: tuple[float, ...] = (25.0,)
+    """Safety bounds d, e.g. --safety-bounds 15 25 35."""
+    num_seeds: int = 3
+    """Seeds per cell, trained together under jax.vmap."""
+    dry_run: bool = False
+    """Print the grid (cells, steps, total env steps, what each cell would do) and train nothing."""
+    backend: Literal["local", "ray"] = "local"
+    """local: cells one after another in this process; ray: one Ray task per cell (pip install -e ".[ray]")."""
+    address: str | None = None
+    """Ray cluster address (default: start a local Ray instance)."""
+    cpus_per_cell: float = 1.0
+    """CPUs each Ray task reserves."""
+    gpus_per_cell: float = 0.0
+    """GPUs each Ray task reserves (fractions share a GPU)."""
+    progress: bool = True
+    """Show the progress bar of each local cell."""
+    total_steps: Steps | None = None
+    """Environment steps per seed and cell (2e6 notation accepted; default: the learner's)."""
+    num_envs: int | None = None
+    """Parallel environments per seed."""
+    batch_size: int | None = None
+    """Trajectory segments per minibatch."""
+    num_minibatches: int | None = None
+    """Minibatches per epoch."""
+    unroll_length: int | None = None
+    """Length of a trajectory segment."""
+    num_epochs: int | None = None
+    """SGD epochs per iteration."""
+    learning_rate: float | None = None
+    """Adam learning rate."""
+    entropy_cost: float | None = None
+    """Weight of the entropy bonus."""
+    actor_hidden: tuple[int, ...] | None = None
+    """Hidden layer sizes of the policy."""
+    critic_hidden: tuple[int, ...] | None = None
+    """Hidden layer sizes of each critic."""
+    num_evals: int | None = None
+    """Evaluations during training (the last one is the cell's result)."""
+    eval_envs: int | None = None
+    """Episodes per evaluation."""
+    eval_policy: Literal["stochastic", "deterministic"] | None = None
+    """Policy the final verdict uses."""
+    seed: int | None = None
+    """Random seed of every cell (its seeds are split from it)."""
+    iterations_per_call: int | None = None
+    """Training iterations per compiled call."""
+    checkpoint_every: int | None = None
+    """Checkpoint every this many iterations."""
+    num_devices: int | None = None
+    """Local devices to spread seeds over (0 = all)."""
+    budgets: tuple[str, ...] | None = None
+    """Per-term budgets cost/<term>=<d> for every cell (learners with per-term multipliers only)."""
+    constraint: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """Add a registered constraint term to every env: NAME or NAME:param=value,..., e.g. action_energy:weight=0.05."""
+    sensor: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """Add a registered sensor to every env's observation: NAME or NAME:param=value,..."""
+
+    def run(self) -> None:
+        from crax.studies.sweep import sweep
+        from crax.tasks.compose import parse_flags
+
+        overrides = {k: getattr(self, k) for k in _OVERRIDES if getattr(self, k) is not None}
+        env_kwargs = parse_flags(self.constraint, self.sensor)
+        try:
+            result = sweep(self.out, self.learners, self.envs, self.safety_bounds, self.num_seeds, overrides,
+                           env_kwargs=env_kwargs,
+                           backend=self.backend, address=self.address, cpus_per_cell=self.cpus_per_cell,
+                           gpus_per_cell=self.gpus_per_cell, dry_run=self.dry_run,
+                           progress=None if self.progress else False)
+        except KeyboardInterrupt:
+            print(f"\nsweep interrupted; run the same command again to resume it ({self.out})", file=sys.stderr)
+            raise SystemExit(130) from None
+        if self.dry_run:
+            return
+        if result.failed:
+            raise SystemExit(1)
+        print(f"summary: crax table {result.dir}    curves: crax plot {result.dir} --out {result.dir}/curves.png")
+
+
+@dataclasses.dataclass(frozen=True)
+class TableCmd:
+    """Summarize finished runs: mean return and cost with 95% intervals, safe and win per cell, wins and
+    safe % per learner and level (the paper's Table 3), IQM and P(X > Y)."""
+
+    paths: tyro.conf.Positional[tuple[str, ...]]
+    """Run folders and/or sweep folders."""
+    out: str | None = None
+    """Path prefix: writes PREFIX.csv, PREFIX.json and PREFIX.md."""
+    policy: Literal["stochastic", "deterministic"] | None = None
+    """Evaluated policy to summarize (default: each run's own eval_policy)."""
+    reps: int = 2000
+    """Bootstrap replicates of the IQM and P(X > Y) intervals."""
+
+    def run(self) -> None:
+        from crax.studies.table import summary_table, to_markdown
+
+        if self.reps < 1:
+            raise ValueError(f"--reps must be >= 1, got {self.reps}")
+        summary = summary_table(self.paths, self.out, policy=self.policy, reps=self.reps)
+        print(to_markdown(summary), end="")
+        if self.out:
+            print(f"\nwritten: {self.out}.csv, {self.out}.json, {self.out}.md", file=sys.stderr)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotCmd:
+    """Plot episodic return and cost against env steps: mean and 95% band over seeds, one colour per
+    learner, the safety bound dashed; one row of panels per env and bound."""
+
+    paths: tyro.conf.Positional[tuple[str, ...]]
+    """Run folders and/or sweep folders."""
+    out: str
+    """Image file (.png, .pdf, .svg)."""
+    dpi: int = 120
+    """Resolution of raster images."""
+
+    def run(self) -> None:
+        from crax.studies.plot import plot_runs
+
+        plot_runs(self.paths, self.out, dpi=self.dpi)
+        print(f"written: {self.out}")
+
+
+_LEVELS = ("levels", Annotated[tuple[int, ...], tyro.conf.arg(help="Levels, in training order.")],
+           dataclasses.field(default=(1, 2, 3)))
+
+
+def curriculum_main(argv: list[str]) -> None:
+    """``crax curriculum <learner> --env PointGoal [--levels 1 2 3] [config flags]``."""
+    prog = "crax curriculum"
+    cls, config, args = train_cli.parse_learner_command(
+        argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
+        extra=(_LEVELS, *train_cli.COMPONENT_FLAGS))
+    result = train_cli.run_or_exit(prog, lambda: curriculum(
+        cls, config, args.env, levels=args.levels, run_dir=None if args.run_dir is None else Path(args.run_dir),
+        runs_root=args.runs_root, env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
+    train_cli.print_final(result)
+
+
+_FROM: Any = ("from_run", Annotated[str | None, tyro.conf.arg(name="from", help="Start from this finished run "
+              "(e.g. a PPO run) instead of training PPO first.")], dataclasses.field(default=None))
+
+
+def transfer_main(argv: list[str]) -> None:
+    """``crax transfer <learner> --env PointGoal3 [--from RUN] [config flags]``."""
+    prog = "crax transfer"
+    cls, config, args = train_cli.parse_learner_command(
+        argv, prog, "Train PPO for half the budget, then a safe learner initialised from it.",
+        extra=(_FROM, *train_cli.COMPONENT_FLAGS))
+    result = train_cli.run_or_exit(prog, lambda: transfer(
+        cls, config, args.env, from_run=args.from_run, run_dir=args.run_dir, runs_root=args.runs_root,
+        env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
+    train_cli.print_final(result)

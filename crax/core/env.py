@@ -1,0 +1,340 @@
+"""The environment interface: the `State` pytree, the `Env` base and its wrappers.
+
+Every env is functional: `reset(key) -> State` and `step(state, action) -> State` are pure and
+traceable, so they compose with `jax.jit`, `jax.vmap` and `jax.lax.scan`. The usual training
+stack is built by :func:`wrap_for_training`::
+
+    AutoReset(Vmap(EpisodeStats(env), num_envs))
+
+`EpisodeStats` accumulates per-env episodic return/cost/length, `Vmap` batches, and `AutoReset`
+swaps finished envs for freshly reset ones (a new layout each episode) while keeping the true
+final observation in ``info["final_obs"]``.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from crax.core.mjx import mjx
+
+
+@struct.dataclass
+class State:
+    """One step of an environment (a pytree; replace, never mutate).
+
+    Attributes:
+      data: MJX physics state.
+      obs: observation, shape ``(observation_size,)`` (batched: ``(N, observation_size)``).
+      reward: float32 reward of the last step.
+      cost: float32 constraint cost of the last step (sum of the ``metrics["cost/*"]`` terms).
+      done: 1.0 where the episode ended (termination or truncation) at this step.
+      truncation: 1.0 where it ended only because of the time limit (bootstrap from the value).
+      info: task state (goal and hazard positions, step count, rng, wrapper state).
+      metrics: every reward and cost term by name, ``reward/<term>`` and ``cost/<term>``, and
+        ``env/nonfinite_action`` and ``env/nonfinite_state`` (1.0 on a step whose action had a
+        NaN or inf entry, which was replaced by 0, or whose physics state became non-finite,
+        which ended the episode; see :class:`crax.suites.base.TaskEnv`).
+    """
+
+    data: mjx.Data
+    obs: jax.Array
+    reward: jax.Array
+    cost: jax.Array
+    done: jax.Array
+    truncation: jax.Array
+    info: dict[str, Any]
+    metrics: dict[str, jax.Array]
+
+
+class Env(abc.ABC):
+    """Abstract functional environment with a reward and a cost channel.
+
+    An env that counts its steps in ``state.info["steps"]`` and truncates when the count reaches
+    ``episode_length`` can be started part-way through an episode by the trainer (desynchronised
+    episodes); crax's task envs do.
+    """
+
+    @abc.abstractmethod
+    def reset(self, key: jax.Array) -> State:
+        """Draws a fresh episode (layout, start pose) from ``key``."""
+
+    @abc.abstractmethod
+    def step(self, state: State, action: jax.Array) -> State:
+        """Advances one control step with ``action`` in ``[-1, 1]^action_size``."""
+
+    @property
+    @abc.abstractmethod
+    def action_size(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def episode_length(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def dt(self) -> float: ...
+
+    @functools.cached_property
+    def observation_size(self) -> int:
+        state = jax.eval_shape(self.reset, jax.random.key(0))
+        return int(state.obs.shape[-1])
+
+    @property
+    def unwrapped(self) -> Env:
+        return self
+
+
+class Wrapper(Env):
+    """Delegates everything to the wrapped env; subclasses override what they change."""
+
+    def __init__(self, env: Env):
+        self.env = env
+
+    def reset(self, key: jax.Array) -> State:
+        return self.env.reset(key)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        return self.env.step(state, action)
+
+    @property
+    def action_size(self) -> int:
+        return self.env.action_size
+
+    @property
+    def episode_length(self) -> int:
+        return self.env.episode_length
+
+    @property
+    def dt(self) -> float:
+        return self.env.dt
+
+    @property
+    def unwrapped(self) -> Env:
+        return self.env.unwrapped
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "env":  # not yet set: avoid infinite recursion during unpickling
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
+class EpisodeStats(Wrapper):
+    """Tracks episodic return, cost and length of a single (unbatched) env, and each term's sum.
+
+    At the step where an episode ends, ``metrics["episode/return"]``, ``["episode/cost"]`` and
+    ``["episode/length"]`` hold the finished episode's totals, ``metrics["episode/<term>"]`` the
+    episode sum of every ``reward/<term>`` and ``cost/<term>`` metric (``episode/cost/contact``),
+    and ``metrics["episode/done"]`` is 1; elsewhere they are 0. Average with
+    ``sum(x * done) / sum(done)``. An episode flagged ``info["episode"]["partial"]`` (one that
+    started part-way, see :func:`crax.learners.trainer.desynchronize`) ends without being reported.
+    """
+
+    _KEYS = ("return", "cost", "length")
+
+    @staticmethod
+    def _terms(metrics: dict[str, jax.Array]) -> dict[str, jax.Array]:
+        return {k: v for k, v in metrics.items() if k.startswith(("reward/", "cost/")) and jnp.ndim(v) == 0}
+
+    def reset(self, key: jax.Array) -> State:
+        state = self.env.reset(key)
+        zero = jnp.zeros((), jnp.float32)
+        terms = {k: zero for k in self._terms(state.metrics)}
+        info = {**state.info, "episode": {**{k: zero for k in (*self._KEYS, "partial")}, "terms": terms}}
+        metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done", *terms)}}
+        return state.replace(info=info, metrics=metrics)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        acc = state.info["episode"]
+        state = self.env.step(state, action)
+        total = {
+            "return": acc["return"] + state.reward,
+            "cost": acc["cost"] + state.cost,
+            "length": acc["length"] + 1.0,
+            "partial": acc["partial"],
+        }
+        step_terms = self._terms(state.metrics)
+        terms = {k: acc["terms"][k] + step_terms[k].astype(jnp.float32) for k in acc["terms"]}
+        done = state.done
+        reported = done * (1.0 - acc["partial"])
+        metrics = {**state.metrics, "episode/done": reported}
+        metrics.update({f"episode/{k}": total[k] * reported for k in self._KEYS})
+        metrics.update({f"episode/{k}": v * reported for k, v in terms.items()})
+        info = {**state.info, "episode": {**{k: v * (1.0 - done) for k, v in total.items()},
+                                          "terms": {k: v * (1.0 - done) for k, v in terms.items()}}}
+        return state.replace(info=info, metrics=metrics)
+
+
+def key_batch_size(key: jax.Array) -> int | None:
+    """The number of keys in a 1-D batch of PRNG keys (typed ``jax.random.key`` or raw ``PRNGKey``
+    data), or None for a single key."""
+    raw = not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    return None if key.ndim == int(raw) else int(key.shape[0])
+
+
+class Vmap(Wrapper):
+    """Runs ``num_envs`` copies of an env in parallel with ``jax.vmap``.
+
+    ``reset`` takes one key (split into ``num_envs``) or a batch of ``num_envs`` keys.
+    """
+
+    def __init__(self, env: Env, num_envs: int):
+        super().__init__(env)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+
+    def reset(self, key: jax.Array) -> State:
+        batch = key_batch_size(key)
+        if batch is not None and batch != self.num_envs:
+            raise ValueError(f"reset got a batch of {batch} keys for {self.num_envs} envs (num_envs); pass one "
+                             f"key or {self.num_envs}")
+        keys = key if batch is not None else jax.random.split(key, self.num_envs)
+        return jax.vmap(self.env.reset)(keys)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        expected = (self.num_envs, self.env.action_size)
+        if tuple(action.shape) != expected:
+            raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
+        return jax.vmap(self.env.step)(state, action)
+
+
+def _select(done: jax.Array, new: Any, old: Any) -> Any:
+    def pick(a, b):
+        return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b)
+
+    return jax.tree.map(pick, new, old)
+
+
+class AutoReset(Wrapper):
+    """Resets finished envs of a batched env with a fresh layout drawn from a new key.
+
+    Wraps a batched env (:class:`Vmap`). ``reward``, ``cost``, ``done``, ``truncation`` and
+    ``metrics`` of the finishing step are kept; physics, observation and task state are those of
+    the new episode. ``info["final_obs"]`` always holds the observation the step produced, before
+    any reset, for bootstrapping truncated episodes.
+
+    Env ``i``'s next episode always starts from ``env.reset(split(key_i)[1])``, ``key_i`` being
+    ``info["autoreset_key"][i]``, which then advances to ``split(key_i)[0]``. That start state is
+    prepared ahead in a pool (``info["autoreset_pool"]``, one slot per env): a finishing env swaps
+    its slot in with a select. Used slots are refilled together, in one batched reset, once
+    ``refill_at`` of them are used or when an env finishes whose slot is used. The trajectories are
+    those of resetting each env at its finishing step, whatever ``refill_at`` is; only the cost
+    moves: a reset costs nearly the same for 8 envs as for 64 on CPU (many small kernels), so one
+    batched refill every few steps is cheaper than resetting a few envs on every step, which bodies
+    that fall often (a Humanoid under a random policy, 2–3 of 64 envs per step) would pay.
+
+    Args:
+      env: a batched env, e.g. :class:`Vmap`.
+      refill_at: used slots that trigger a refill; default half the batch.
+    """
+
+    def __init__(self, env: Env, refill_at: int | None = None):
+        super().__init__(env)
+        if refill_at is not None and refill_at < 1:
+            raise ValueError(f"refill_at must be >= 1, got {refill_at}")
+        self.refill_at = refill_at
+
+    @staticmethod
+    def _pack(state: State, keys: Any) -> dict:
+        """The parts of a freshly reset state that a finishing env takes over."""
+        return {"data": state.data, "obs": state.obs, "info": {k: state.info[k] for k in keys}}
+
+    def reset(self, key: jax.Array) -> State:
+        if key_batch_size(key) is None:
+            key, sub = jax.random.split(key)
+            state = self.env.reset(sub)
+            auto_keys = jax.random.split(key, state.done.shape[0])
+        else:  # one key per env, as Vmap takes them: env i starts from reset(key[i])
+            state = self.env.reset(key)
+            auto_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1))(key)
+        n = state.done.shape[0]
+        # The pool starts empty (no slot ready); the initial state only gives it its structure.
+        info = {**state.info, "autoreset_key": auto_keys, "final_obs": state.obs,
+                "autoreset_pool": self._pack(state, state.info), "autoreset_ready": jnp.zeros(n, bool)}
+        return state.replace(info=info)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        state = self.env.step(state, action)
+        state = state.replace(info={**state.info, "final_obs": state.obs})
+        done = state.done > 0
+        n = done.shape[0]
+        refill_at = self.refill_at or max(1, n // 2)
+
+        def swap(state: State) -> State:
+            pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
+            keys = state.info["autoreset_key"]
+            split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
+
+            def refill(pool: dict) -> dict:
+                return _select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
+
+            need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
+            pool = jax.lax.cond(need, refill, lambda p: p, pool)
+            ready = ready | need
+            new = _select(done, pool, self._pack(state, pool["info"]))
+            info = {**state.info, **new["info"], "autoreset_key": _select(done, split[:, 0], keys),
+                    "autoreset_pool": pool, "autoreset_ready": ready & ~done}
+            return state.replace(data=new["data"], obs=new["obs"], info=info)
+
+        return jax.lax.cond(jnp.any(done), swap, lambda s: s, state)
+
+
+def wrap_for_training(env: Env, num_envs: int) -> Env:
+    """The standard batched stack: episode statistics, vmap, auto-reset."""
+    return AutoReset(Vmap(EpisodeStats(env), num_envs))
+
+
+class SauteBudget(Wrapper):
+    """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
+
+    The budget is the discounted equivalent of the episodic bound d over the episode length T
+    (SPEC decision 9): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
+    d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
+    ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
+    reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The
+    true reward and cost stay visible to an inner :class:`EpisodeStats` (wrap it inside this
+    wrapper); the unclipped budget is reported in ``metrics["saute/budget"]``.
+    """
+
+    def __init__(self, env: Env, safety_bound: float = 25.0, discount: float = 0.99, penalty: float = -1.0,
+                 max_budget: float = 3.0):
+        super().__init__(env)
+        if not safety_bound > 0:
+            raise ValueError(f"SauteBudget needs a positive safety_bound, got {safety_bound!r}")
+        if not 0.0 < discount <= 1.0:
+            raise ValueError(f"SauteBudget discount must lie in (0, 1], got {discount!r}")
+        if not max_budget > 0:
+            raise ValueError(f"SauteBudget max_budget must be > 0, got {max_budget!r}")
+        self.safety_bound = float(safety_bound)
+        self.discount = float(discount)
+        self.penalty = float(penalty)
+        self.max_budget = float(max_budget)
+        horizon = env.episode_length
+        spread = 1.0 if discount == 1.0 else (1.0 - discount**horizon) / ((1.0 - discount) * horizon)
+        self.discounted_bound = self.safety_bound * spread
+        """d_γ: the budget in units of discounted cost."""
+
+    def _augment(self, state: State, z: jax.Array) -> State:
+        seen = jnp.clip(z, 0.0, self.max_budget)
+        obs = jnp.concatenate([state.obs, seen[..., None].astype(state.obs.dtype)], axis=-1)
+        return state.replace(
+            obs=obs,
+            info={**state.info, "saute_budget": z},
+            metrics={**state.metrics, "saute/budget": z},
+        )
+
+    def reset(self, key: jax.Array) -> State:
+        return self._augment(self.env.reset(key), jnp.ones((), jnp.float32))
+
+    def step(self, state: State, action: jax.Array) -> State:
+        z = state.info["saute_budget"]
+        state = self.env.step(state.replace(obs=state.obs[..., :-1]), action)
+        z = (z - state.cost / self.discounted_bound) / self.discount
+        state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
+        return self._augment(state, z)

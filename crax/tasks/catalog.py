@@ -1,0 +1,175 @@
+"""Tasks by env id ``{Body}{Suite}{Level}``, resolved through the plugin registry: ``crax.make``,
+``crax.env_ids``, ``crax.parse_id`` and ``crax.parameters``.
+
+(The module is not called ``make``: ``crax.make`` is the function, and a module of that name would
+hide these helpers behind it.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from crax.core.params import POSITIVE_COUNT, Choice, Range, check
+from crax.devices import startup
+from crax.plugins.manager import registry
+from crax.suites import checks
+from crax.suites.base import Suite, TaskEnv
+from crax.tasks import compose
+
+ENV_PARAMETERS = {"episode_length": POSITIVE_COUNT}
+"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts, with their ranges."""
+
+
+def supports(suite: type[Suite], body: type) -> bool:
+    """Whether ``suite`` accepts ``body`` (the body's kinds include everything the suite requires)."""
+    return suite.requires <= body.kinds and (suite.default_body is None or suite.default_body == body.name)
+
+
+def env_ids() -> list[str]:
+    """Every valid env id for the registered bodies and suites."""
+    reg = registry()
+    out = []
+    for suite in reg.suites.values():
+        for body in reg.bodies.values():
+            if supports(suite, body):
+                stem = suite.name if suite.default_body == body.name else body.name + suite.name
+                out.extend(f"{stem}{level}" for level in suite.levels)
+    return out
+
+
+def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
+    """Splits an id into (body class, suite class, level); raises ValueError naming valid choices."""
+    reg = registry()
+    match = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*?)(\d+)", env_id) if isinstance(env_id, str) else None
+    if match is None:
+        raise ValueError(f"env id {env_id!r} is not of the form {{Body}}{{Suite}}{{Level}}, e.g. PointGoal1; valid ids: {', '.join(env_ids())}")
+    stem, level = match.group(1), int(match.group(2))
+    candidates = [s for s in reg.suites if stem.endswith(s)]
+    broken = [s for s in reg.rejected("suites") if stem.endswith(s)]
+    if broken and not candidates:
+        reg.get("suites", max(broken, key=len))  # raises the suite's contract error
+    if not candidates:
+        raise ValueError(f"env id {env_id!r} names no known suite; valid suites: {', '.join(sorted(reg.suites))}")
+    suite_name = max(candidates, key=len)
+    suite = reg.suites[suite_name]
+    named = stem[: -len(suite_name)]
+    if named and suite.default_body is not None:
+        raise ValueError(
+            f"env id {env_id!r}: {suite_name} ids name no body (its body is {suite.default_body}); "
+            f"valid ids: {', '.join(f'{suite_name}{lv}' for lv in suite.levels)}"
+        )
+    body_name = named or suite.default_body
+    if body_name is None:
+        raise ValueError(f"env id {env_id!r} names no body; valid bodies: {', '.join(sorted(reg.bodies))}")
+    body = reg.get("bodies", body_name)
+    if not supports(suite, body):
+        valid = sorted(b for b, cls in reg.bodies.items() if supports(suite, cls))
+        raise ValueError(f"body {body_name!r} does not support suite {suite_name!r}; bodies for {suite_name}: {', '.join(valid)}")
+    if level not in suite.levels:
+        raise ValueError(f"level {level} is not a level of {suite_name}; valid levels: {', '.join(map(str, suite.levels))}")
+    return body, suite, level
+
+
+def parameter_names(suite: type[Suite]) -> list[str]:
+    """Names ``crax.make`` accepts as overrides for ``suite`` (and ``constraints``, ``sensors``)."""
+    sig = inspect.signature(suite.__init__)
+    own = [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return [*own, *ENV_PARAMETERS, *compose.KINDS]
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One keyword argument that ``crax.make`` accepts for an env id.
+
+    Attributes:
+      name: the keyword.
+      default: its value when not given (a level-dependent default is the level's value).
+      valid: its valid values (:class:`crax.core.params.Range` or ``Choice``); None where the
+        suite or the named components check the value themselves (tuples of names, and
+        ``constraints``/``sensors``: ``{registered name: {parameter: value}}``, see
+        :mod:`crax.tasks.compose`).
+    """
+
+    name: str
+    default: Any
+    valid: Range | Choice | None
+
+    def describe(self) -> str:
+        """The valid values in words, e.g. ``> 0`` or ``one of pseudo, natural``."""
+        if self.name in compose.KINDS:
+            return f"{{registered {self.name[:-1]} name: {{parameter: value}}}} (crax.names()[{self.name!r}])"
+        return self.valid.describe() if self.valid is not None else "checked by the task"
+
+
+def parameters(env_id: str) -> dict[str, Parameter]:
+    """Every keyword argument ``crax.make(env_id, ...)`` accepts: name -> :class:`Parameter`
+    (default and valid range). ValueError for an invalid id, as :func:`parse_id`.
+
+    ``crax.parameters("PointGoal1")["goal_radius"]`` is ``Parameter("goal_radius", 0.2,
+    Range(0.0, lo_open=True))``: any value > 0, 0.2 at level 1.
+    """
+    _, suite, level = parse_id(env_id)
+    sig = inspect.signature(suite.__init__).parameters
+    level_values = suite.level_params(level)
+    env_sig = inspect.signature(TaskEnv.__init__).parameters
+    out = {}
+    for name in parameter_names(suite):
+        if name in compose.KINDS:
+            out[name] = Parameter(name, None, None)
+        elif name in ENV_PARAMETERS:
+            out[name] = Parameter(name, env_sig[name].default, ENV_PARAMETERS[name])
+        else:
+            default = sig[name].default
+            if default is None and name in level_values:
+                default = level_values[name]
+            out[name] = Parameter(name, default, suite.params.get(name))
+    return out
+
+
+def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | None = None,
+         sensors: Mapping[str, Mapping[str, Any] | None] | None = None, **overrides) -> TaskEnv:
+    """Builds the env ``env_id`` (e.g. ``PointGoal1``); keyword arguments override suite parameters.
+
+    ``constraints`` and ``sensors`` (``{registered name: {parameter: value}}``) add registered
+    constraint terms and sensors, built-in or from any installed plugin, to the task
+    (:mod:`crax.tasks.compose`): each added term is ``metrics["cost/<term>"]`` and part of the cost;
+    added sensors extend the observation after the suite's own, in the order given.
+    :func:`parameters` lists what an id accepts, with defaults and valid ranges.
+
+    Raises:
+      ValueError: unknown id, body, suite, level, parameter or component (the message lists valid
+        choices), a parameter value outside its valid range (the message names both), or a
+        component that does not fit the body, raised before the model is built; a component
+        whose ``bind`` rejects the compiled model or that reads what the task lacks, after it.
+        A plugin component that breaks its contract (docs/plugins.md) is a TypeError or
+        ValueError naming the plugin, the class and the fix.
+    """
+    startup.configure_jax()  # compile cache and host devices (crax/devices/startup.py)
+    body_cls, suite_cls, level = parse_id(env_id)
+    valid = parameter_names(suite_cls)
+    unknown = sorted(set(overrides) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {env_id}; valid parameters: {', '.join(valid)}")
+    env_kwargs = {k: overrides.pop(k) for k in ENV_PARAMETERS if k in overrides}
+    check(env_id, ENV_PARAMETERS, env_kwargs)
+    suite_cls.check_params(level, overrides, where=env_id)
+    added_constraints = compose.components("constraints", constraints, body_cls, env_id)
+    added_sensors = compose.components("sensors", sensors, body_cls, env_id)
+    suite = suite_cls(body_cls(), level, **overrides)
+    checks.check_components(suite.constraints, suite.sensors)
+    compose.check_terms(env_id, [c.term for c in suite.constraints], added_constraints)
+    env = TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)
+    startup.announce_compile()
+    return env
+
+
+def names() -> dict[str, list[str]]:
+    """Registered component names by kind (bodies, sensors, hazards, constraints, suites, learners)."""
+    from crax.plugins.manager import KINDS
+
+    reg = registry()
+    return {kind: sorted(reg.table(kind)) for kind in KINDS}
