@@ -24,8 +24,9 @@ def test_helpers_are_reachable_at_top_level_and_make_shadows_no_module():
 def test_parameters_of_point_goal_give_defaults_and_ranges():
     params = crax.parameters("PointGoal3")
     assert list(params)[:4] == ["goal_radius", "alpha_dist", "reward_goal", "cost_scale"]
-    assert params["goal_radius"].default == goal.LEVELS[3].goal_radius == 0.16  # the level's value
-    assert crax.parameters("PointGoal1")["goal_radius"].default == 0.20
+    assert params["goal_radius"].default == goal.Goal.params["goal_radius"].levels[3]  # the level's value
+    assert crax.parameters("PointGoal1")["goal_radius"].default == goal.Goal.params["goal_radius"].levels[1]
+    assert params["goal_radius"].doc == goal.Goal.params["goal_radius"].doc != ""
     assert params["goal_radius"].describe() == "> 0"
     assert params["lidar"].valid == Choice(("pseudo", "natural")) and params["lidar"].default == "pseudo"
     assert params["hazard_compasses"].valid == COUNT and params["hazard_compasses"].default == 8
@@ -43,7 +44,7 @@ def test_every_default_is_in_its_range_and_accepted_by_make(env_id):
     for p in params.values():
         if p.valid is not None and p.default is not None:
             assert p.valid.valid(p.default), (p.name, p.default, p.describe())
-    suite.check_params(level, {p.name: p.default for p in params.values() if p.name in suite.params})
+    suite.check_params(level, {p.name: p.default for p in params.values() if p.name in suite.declared()})
 
 
 def test_docs_and_docstrings_cite_only_the_repository():

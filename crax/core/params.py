@@ -1,11 +1,15 @@
-"""Valid values of task parameters and learner config fields: one :class:`Range`, declared once.
+"""Task parameters and learner config fields, each declared once with its valid values.
 
-Each suite lists its parameters' ranges in a class attribute ``params`` (name -> :class:`Range`
-or :class:`Choice`); :meth:`crax.suites.base.Suite.check_params` checks the overrides given to
-``crax.make`` and the values the suite's level table supplies against it, so a bad value is a
-``ValueError`` naming the parameter, the value and the valid range instead of an error deep in
-MuJoCo's compiler or a NaN in the first step. A learner config declares each field's range with
-:func:`ranged`; :func:`check_fields` (called when the config is built) checks them all.
+A suite declares each of its parameters once, as a :class:`Param` (default or one value per
+level, valid values, meaning) in its class attribute ``params``; the suite's constructor,
+``crax.make``, ``crax.parameters``, the ``crax params`` command and ``docs/parameters.md`` all read
+that declaration. :meth:`crax.suites.base.Suite.check_params` checks the overrides given to
+``crax.make`` and the level's defaults against it, so a bad value is a ``ValueError`` naming the
+parameter, the value and the valid range instead of an error deep in MuJoCo's compiler or a NaN in
+the first step. Components (sensors, constraint terms) and plugin suites may declare only the
+valid values (a :class:`Range` or :class:`Choice`), their defaults then being their constructor's.
+A learner config declares each field's range with :func:`ranged`; :func:`check_fields` (called
+when the config is built) checks them all.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from flax import nnx
 
 __all__ = [
-    "COUNT", "NON_NEGATIVE", "POSITIVE", "POSITIVE_COUNT", "REAL", "Choice", "Range", "TaskParam", "check",
+    "COUNT", "NON_NEGATIVE", "POSITIVE", "POSITIVE_COUNT", "REAL", "Choice", "Param", "Range", "TaskParam", "check",
     "check_fields", "ranged",
 ]
 
@@ -110,7 +114,37 @@ POSITIVE_COUNT = Range(1, integer=True)
 """Numbers of bins, candidates or steps: at least one."""
 
 
-def check(where: str, params: Mapping[str, Range | Choice], values: Mapping[str, Any]) -> None:
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One task parameter, declared once: its default, valid values and meaning.
+
+    Attributes:
+      default: the value when not given; None with ``levels`` (or where the suite derives it,
+        e.g. Velocity's threshold from the body).
+      valid: its valid values; None where the suite checks the value itself (tuples of names).
+      doc: what it is, one line (``crax.parameters`` and ``docs/parameters.md`` show it).
+      levels: the default by level (``{1: 0.20, 2: 0.18, 3: 0.16}``) where it depends on the level.
+    """
+
+    default: Any = None
+    valid: Range | Choice | None = None
+    doc: str = ""
+    levels: Mapping[int, Any] | None = None
+
+    def __post_init__(self):
+        if self.levels is not None and self.default is not None:
+            raise TypeError("give a Param either a default or a default per level (levels), not both")
+
+    def at(self, level: int) -> Any:
+        """The default at ``level``."""
+        return self.default if self.levels is None else self.levels[level]
+
+    def describe(self) -> str:
+        """The valid values in words, e.g. ``> 0``, ``one of pseudo, natural``."""
+        return self.valid.describe() if self.valid is not None else "checked by the task"
+
+
+def check(where: str, params: Mapping[str, Param | Range | Choice], values: Mapping[str, Any]) -> None:
     """Raises ValueError for the first value in ``values`` outside its declared range.
 
     Names without a declared range are not checked here (the suite validates what it must
@@ -118,6 +152,8 @@ def check(where: str, params: Mapping[str, Range | Choice], values: Mapping[str,
     """
     for name, value in values.items():
         spec = params.get(name)
+        if isinstance(spec, Param):
+            spec = spec.valid
         if spec is not None and not spec.valid(value):
             raise ValueError(f"{name} must be {spec.describe()}, got {value!r} ({where})")
 

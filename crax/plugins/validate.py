@@ -166,18 +166,20 @@ _CHECKS = {"bodies": _bodies, "sensors": _sensors, "hazards": _hazards, "constra
 
 
 def _requires_params(cls: type) -> list[str]:
-    from crax.core.params import Choice, Range
+    from crax.core.params import Choice, Param, Range
 
     out = []
     if not _kind_set(getattr(cls, "requires", frozenset())):
         out.append(f"requires {cls.requires!r} is not a frozenset of body kind names — set requires = frozenset({{...}})")
     params = getattr(cls, "params", {})
-    if not (isinstance(params, Mapping) and all(isinstance(v, (Range, Choice)) for v in params.values())):
+    if not (isinstance(params, Mapping) and all(isinstance(v, (Param, Range, Choice)) for v in params.values())):
         out.append("params is not a mapping of parameter name to crax.core.params.Range or Choice — declare "
                    "e.g. params = {'weight': NON_NEGATIVE}")
     else:
-        taken = set(inspect.signature(cls.__init__).parameters)
-        unknown = sorted(set(params) - taken) if "kwargs" not in taken else []
+        signature = inspect.signature(cls.__init__).parameters
+        taken = set(signature)
+        var_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values())
+        unknown = sorted(set(params) - taken) if not var_keyword else []
         if unknown:
             out.append(f"params names {', '.join(unknown)}, which its constructor does not take — "
                        "declare ranges only for constructor parameters")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
+import types
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -17,7 +19,7 @@ from crax.core import origins, scene
 from crax.core.context import Context
 from crax.core.env import Env, State
 from crax.core.mjx import mjx
-from crax.core.params import Choice, Range, check
+from crax.core.params import Choice, Param, Range, check
 from crax.devices import lapack
 from crax.suites import checks
 
@@ -46,9 +48,16 @@ class Suite(nnx.Module):
       requires: body kinds the suite needs.
       levels: valid difficulty levels.
       default_body: body used when an id names only the suite (``SpiderLegs2``).
-      params: valid values of the keyword parameters by name (:mod:`crax.core.params`);
-        ``crax.make`` checks overrides and level-table values against it (:meth:`check_params`)
-        before anything is built. Parameters not listed (tuples of names) are the suite's to check.
+      params: the keyword parameters by name, each declared once as a
+        :class:`~crax.core.params.Param` (default or default per level, valid values, meaning);
+        the constructor takes them as ``**overrides`` and reads their values with
+        :meth:`resolve`, and ``crax.make``, ``crax.parameters`` and ``docs/parameters.md`` read the
+        same declaration. A suite may instead take keyword-only constructor parameters and list
+        only their valid values here (a :class:`~crax.core.params.Range` or ``Choice``, defaults
+        from the signature, level-dependent ones from :meth:`level_params`): :meth:`declared`
+        reads both forms. ``crax.make`` checks overrides and the level's defaults against the
+        valid values (:meth:`check_params`) before anything is built; parameters without valid
+        values (tuples of names) are the suite's to check.
 
     Subclasses implement :meth:`build`, :meth:`init_task` and :meth:`transition`, and fill
     ``self.sensors`` (an ``nnx.List``) and ``self.constraints`` (an ``nnx.List``).
@@ -58,7 +67,7 @@ class Suite(nnx.Module):
     requires: ClassVar[frozenset[str]] = frozenset()
     levels: ClassVar[tuple[int, ...]] = (1, 2, 3)
     default_body: ClassVar[str | None] = None
-    params: ClassVar[Mapping[str, Range | Choice]] = {}
+    params: ClassVar[Mapping[str, Param | Range | Choice]] = {}
 
     body: Body
     level: int
@@ -66,17 +75,67 @@ class Suite(nnx.Module):
     constraints: nnx.List
 
     @classmethod
+    def declared(cls) -> dict[str, Param]:
+        """Every keyword parameter as a :class:`~crax.core.params.Param`, in declaration order.
+
+        The :class:`Param` entries of :attr:`params`; before them, the constructor's keyword-only
+        parameters (a suite that declares only valid values), each with its signature default,
+        or the :meth:`level_params` values per level where that default is None.
+        """
+        out: dict[str, Param] = {}
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+                continue
+            spec = cls.params.get(p.name)
+            if isinstance(spec, Param):
+                out[p.name] = spec
+                continue
+            default = None if p.default is inspect.Parameter.empty else p.default
+            per_level = {level: cls.level_params(level).get(p.name) for level in cls.levels}
+            levels = per_level if default is None and any(v is not None for v in per_level.values()) else None
+            out[p.name] = Param(default, spec, levels=levels)
+        out.update({name: spec for name, spec in cls.params.items() if isinstance(spec, Param) and name not in out})
+        return out
+
+    @classmethod
     def level_params(cls, level: int) -> dict[str, Any]:
-        """The level table's values by parameter name: what a parameter left at None resolves to."""
-        del level
-        return {}
+        """The defaults that depend on the level, by parameter name (the ``levels`` of the
+        declared :class:`Param`s; a suite with signature defaults overrides this)."""
+        return {name: spec.levels[level] for name, spec in cls.params.items()
+                if isinstance(spec, Param) and spec.levels is not None}
+
+    @classmethod
+    def defaults(cls, level: int) -> dict[str, Any]:
+        """Every parameter's default at ``level``."""
+        return {name: spec.at(level) for name, spec in cls.declared().items()}
+
+    @classmethod
+    def resolve(cls, level: int, overrides: Mapping[str, Any]) -> types.SimpleNamespace:
+        """The value of every declared parameter at ``level``: the override where one is given
+        (and not None), the level's default otherwise; for a constructor that takes ``**overrides``.
+
+        Raises ValueError for a level not in :attr:`levels` and TypeError for a name that is not
+        a parameter (as Python does for an unknown keyword argument). Valid values are checked
+        by :meth:`check_params` (``crax.make``), not here.
+        """
+        if level not in cls.levels:
+            raise ValueError(f"level {level} is not a level of {cls.name}; valid levels: {', '.join(map(str, cls.levels))}")
+        declared = cls.declared()
+        unknown = sorted(set(overrides) - set(declared))
+        if unknown:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                            f"its parameters: {', '.join(declared)}")
+        return types.SimpleNamespace(**{
+            name: spec.at(level) if overrides.get(name) is None else overrides[name] for name, spec in declared.items()
+        })
 
     @classmethod
     def check_params(cls, level: int, overrides: Mapping[str, Any], *, where: str | None = None) -> None:
         """Raises ValueError naming the parameter, its value and its valid range for the first
-        override (None: the level's value) or level-table value outside :attr:`params`."""
+        override (None: the level's default) or default of ``level`` outside its valid values."""
         given = {k: v for k, v in overrides.items() if v is not None}
-        check(where or f"{cls.name}{level}", cls.params, {**cls.level_params(level), **given})
+        defaults = {k: v for k, v in cls.defaults(level).items() if v is not None}
+        check(where or f"{cls.name}{level}", cls.declared(), {**defaults, **given})
 
     def build(self, spec: mujoco.MjSpec) -> None:
         """Adds the suite's own MJCF (walls, placeables) to the scene."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +14,7 @@ from flax import nnx
 from crax.bodies.base import Body
 from crax.core.context import Context
 from crax.core.mjx import mjx
-from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, REAL, Range, TaskParam
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, REAL, Param, Range, TaskParam
 from crax.core.scene import GROUP_GOAL
 from crax.costs.contact import contact_tables, touched
 from crax.costs.events import TaskEvent
@@ -27,19 +27,13 @@ from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSu
 
 @dataclasses.dataclass(frozen=True)
 class ButtonLevel:
-    """One difficulty level of Button: hazard zones, gremlins, layout extent, gremlin travel."""
+    """What one difficulty level of Button places: hazard zones and gremlins."""
 
     hazards: int
     gremlins: int
-    extent: float
-    travel: float
 
 
-LEVELS: dict[int, ButtonLevel] = {
-    1: ButtonLevel(4, 4, 1.5, 0.35),
-    2: ButtonLevel(8, 6, 1.8, 0.35),
-    3: ButtonLevel(12, 8, 1.2, 0.45),
-}
+LEVELS: dict[int, ButtonLevel] = {1: ButtonLevel(4, 4), 2: ButtonLevel(8, 6), 3: ButtonLevel(12, 8)}
 
 
 class Button(NavigationSuite):
@@ -67,92 +61,52 @@ class Button(NavigationSuite):
 
     Args:
       body: a navigation body.
-      level: 1, 2 or 3.
-      button_count, button_radius: the buttons (spheres on the floor).
-      alpha_dist, reward_goal: reward weights.
-      wrong_button_cost: cost of touching a button that is not active.
-      blank_steps: steps after a press with the button sensors blank and presses ignored.
-      press_margin: an agent geom within this distance of a button presses it.
-      hazard_radius: radius of the hazard zones.
-      cost_scale, collision_cost: zone weight, cost per gremlin or wall in contact.
-      gremlin_travel: overrides the level's travel.
-      lidar, lidar_bins, lidar_max_dist, hazard_compasses: as Goal.
-      extent: layout half-extent (the level's by default); walls stand at ``wall_extent``.
-      num_candidates: layout candidates per object.
+      level: 1, 2 or 3 (hazard zones and gremlins: :data:`LEVELS`).
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Button"
     params = {
+        "button_count": Param(4, Range(2, integer=True), "buttons (the next button is another one)"),
+        "button_radius": Param(0.1, POSITIVE, "radius of the buttons (spheres on the floor, m)"),
+        "alpha_dist": Param(1.0, REAL, "weight α_dist of the progress towards the active button"),
+        "reward_goal": Param(1.0, REAL, "reward α_goal per press of the active button"),
+        "wrong_button_cost": Param(1.0, NON_NEGATIVE, "cost of touching a button that is not active"),
+        "blank_steps": Param(10, COUNT, "steps after a press with the button sensors blank and presses ignored"),
+        "press_margin": Param(0.01, NON_NEGATIVE, "an agent geom within this distance of a button presses it (m)"),
+        "hazard_radius": Param(0.2, POSITIVE, "radius of the hazard zones (m)"),
+        "gremlin_travel": Param(valid=NON_NEGATIVE, doc="radius of the gremlins' circles about their anchors (m)",
+                                levels={1: 0.35, 2: 0.35, 3: 0.45}),
         **NAVIGATION_PARAMS,
         **ARENA_PARAMS,
-        "button_count": Range(2, integer=True),  # the next button is another one
-        "button_radius": POSITIVE,
-        "alpha_dist": REAL,
-        "reward_goal": REAL,
-        "wrong_button_cost": NON_NEGATIVE,
-        "blank_steps": COUNT,
-        "press_margin": NON_NEGATIVE,
-        "hazard_radius": POSITIVE,
-        "gremlin_travel": NON_NEGATIVE,
+        "extent": Param(valid=POSITIVE, doc=ARENA_PARAMS["extent"].doc, levels={1: 1.5, 2: 1.8, 3: 1.2}),
     }
 
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        return {"extent": LEVELS[level].extent, "gremlin_travel": LEVELS[level].travel}
-
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        button_count: int = 4,
-        button_radius: float = 0.1,
-        alpha_dist: float = 1.0,
-        reward_goal: float = 1.0,
-        wrong_button_cost: float = 1.0,
-        blank_steps: int = 10,
-        press_margin: float = 0.01,
-        hazard_radius: float = 0.2,
-        cost_scale: float = 2.0,
-        collision_cost: float = 3.0,
-        gremlin_travel: float | None = None,
-        lidar: Literal["pseudo", "natural"] = "pseudo",
-        lidar_bins: int = 16,
-        lidar_max_dist: float = 3.0,
-        hazard_compasses: int = 8,
-        extent: float | None = None,
-        wall_extent: float = 3.0,
-        num_candidates: int = 64,
-    ):
-        if button_count < 2:
-            raise ValueError(f"button_count must be >= 2 (the next button is another one), got {button_count}")
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
+        if v.button_count < 2:
+            raise ValueError(f"button_count must be >= 2 (the next button is another one), got {v.button_count}")
         spec = LEVELS[level]
-        travel = spec.travel if gremlin_travel is None else gremlin_travel
         hazards = {
-            "cylinder_zones": CylinderZones(spec.hazards, hazard_radius),
-            "gremlins": Gremlins(spec.gremlins, travel),
+            "cylinder_zones": CylinderZones(spec.hazards, v.hazard_radius),
+            "gremlins": Gremlins(spec.gremlins, v.gremlin_travel),
         }
-        self._setup(
-            body, level, hazards, {"buttons": Buttons(button_count, button_radius)},
-            cost_scale=cost_scale, collision_cost=collision_cost, lidar=lidar, lidar_bins=lidar_bins,
-            lidar_max_dist=lidar_max_dist, extent=spec.extent if extent is None else extent,
-            wall_extent=wall_extent, num_candidates=num_candidates,
-        )
-        self.constraints.append(TaskEvent("wrong_button", weight=wrong_button_cost))
-        self.button_count = button_count
-        self.blank_steps = blank_steps
-        self.press_margin = press_margin
-        self.alpha_dist = TaskParam(jnp.asarray(alpha_dist, jnp.float32))
-        self.reward_goal = TaskParam(jnp.asarray(reward_goal, jnp.float32))
-        if lidar == "natural":
-            button_lidar = NaturalLidar(GROUP_GOAL, num_bins=lidar_bins, max_dist=lidar_max_dist, visible="button_geoms")
+        self._setup(body, level, hazards, {"buttons": Buttons(v.button_count, v.button_radius)}, v)
+        self.constraints.append(TaskEvent("wrong_button", weight=v.wrong_button_cost))
+        self.button_count = v.button_count
+        self.blank_steps = v.blank_steps
+        self.press_margin = v.press_margin
+        self.alpha_dist = TaskParam(jnp.asarray(v.alpha_dist, jnp.float32))
+        self.reward_goal = TaskParam(jnp.asarray(v.reward_goal, jnp.float32))
+        if v.lidar == "natural":
+            button_lidar = NaturalLidar(GROUP_GOAL, num_bins=v.lidar_bins, max_dist=v.lidar_max_dist, visible="button_geoms")
         else:
-            button_lidar = Lidar("button", num_bins=lidar_bins, max_dist=lidar_max_dist, mask="button_visible")
+            button_lidar = Lidar("button", num_bins=v.lidar_bins, max_dist=v.lidar_max_dist, mask="button_visible")
         self.sensors = nnx.List([
             button_lidar,
             self.hazard_lidar(),
             self.compass_for("button", mask="button_visible"),
-            self.hazard_compass(hazard_compasses),
+            self.hazard_compass(v.hazard_compasses),
         ])
 
     def bind(self, m: mujoco.MjModel) -> None:

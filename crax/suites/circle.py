@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +12,7 @@ from flax import nnx
 
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Range, TaskParam
+from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, Range, TaskParam
 from crax.costs.bounds import OutOfBounds
 from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import CircleLidar
@@ -22,19 +22,16 @@ from crax.suites.navigation import NAVIGATION_PARAMS, NavigationSuite
 
 @dataclasses.dataclass(frozen=True)
 class CircleLevel:
-    """One difficulty level of Circle: boundaries (None: none on that axis) and hazard zones."""
+    """What one difficulty level of Circle places: hazard zones and their radius."""
 
-    x_bound: float | None
-    y_bound: float | None
     hazards: int
     hazard_radius: float
 
 
-LEVELS: dict[int, CircleLevel] = {
-    1: CircleLevel(1.125, None, 0, 0.0),
-    2: CircleLevel(1.05, 1.05, 1, 0.15),
-    3: CircleLevel(0.975, 0.975, 2, 0.2),
-}
+LEVELS: dict[int, CircleLevel] = {1: CircleLevel(0, 0.0), 2: CircleLevel(1, 0.15), 3: CircleLevel(2, 0.2)}
+
+BOUND = Range(0.0, lo_open=True, allow_inf=True)
+"""A boundary: any distance > 0, or inf for none."""
 
 _MARKER_RGBA = (0.2, 0.9, 0.3, 0.25)
 
@@ -56,74 +53,41 @@ class Circle(NavigationSuite):
 
     Args:
       body: a navigation body.
-      level: 1, 2 or 3.
-      circle_radius: R.
-      reward_scale: the 0.1 in the reward.
-      boundary_cost: cost per step outside the boundaries.
-      x_bound, y_bound: override the level's boundaries (``float("inf")``: none).
-      cost_scale: weight of zone costs.
-      lidar: ``pseudo`` or ``natural`` for the hazard lidar (the circle lidar is analytic).
-      lidar_bins, lidar_max_dist: hazard lidar resolution and range.
-      circle_lidar_max_dist: range of the circle lidar.
-      hazard_compasses: at most this many hazard compasses.
-      start_extent: the agent's start square half-width.
-      num_candidates: layout candidates per object.
+      level: 1, 2 or 3 (hazard zones: :data:`LEVELS`).
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Circle"
     params = {
+        "circle_radius": Param(1.5, POSITIVE, "radius R of the circle (m); hazards are placed in ±R"),
+        "reward_scale": Param(0.1, REAL, "the 0.1 in the reward"),
+        "boundary_cost": Param(1.0, NON_NEGATIVE, "cost per step outside the boundaries"),
+        "x_bound": Param(valid=BOUND, doc="boundary |x| (m; inf: none)", levels={1: 1.125, 2: 1.05, 3: 0.975}),
+        "y_bound": Param(valid=BOUND, doc="boundary |y| (m; inf or None: none)", levels={1: None, 2: 1.05, 3: 0.975}),
+        "circle_lidar_max_dist": Param(6.0, POSITIVE, "range of the circle lidar (m)"),
+        "start_extent": Param(0.8, NON_NEGATIVE, "half-width of the agent's start square (m)"),
         **NAVIGATION_PARAMS,
-        "circle_radius": POSITIVE,
-        "reward_scale": REAL,
-        "boundary_cost": NON_NEGATIVE,
-        "x_bound": Range(0.0, lo_open=True, allow_inf=True),
-        "y_bound": Range(0.0, lo_open=True, allow_inf=True),
-        "circle_lidar_max_dist": POSITIVE,
-        "start_extent": NON_NEGATIVE,
+        "lidar": dataclasses.replace(NAVIGATION_PARAMS["lidar"],
+                                     doc="hazard lidar kind: pseudo or natural (the circle lidar is analytic)"),
+        "hazard_compasses": dataclasses.replace(NAVIGATION_PARAMS["hazard_compasses"],
+                                                doc="compasses to the hazards (at most as many as the level has)"),
     }
 
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        spec = LEVELS[level]
-        return {k: v for k, v in (("x_bound", spec.x_bound), ("y_bound", spec.y_bound)) if v is not None}
-
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        circle_radius: float = 1.5,
-        reward_scale: float = 0.1,
-        boundary_cost: float = 1.0,
-        x_bound: float | None = None,
-        y_bound: float | None = None,
-        cost_scale: float = 2.0,
-        lidar: Literal["pseudo", "natural"] = "pseudo",
-        lidar_bins: int = 16,
-        lidar_max_dist: float = 3.0,
-        circle_lidar_max_dist: float = 6.0,
-        hazard_compasses: int = 8,
-        start_extent: float = 0.8,
-        num_candidates: int = 64,
-    ):
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
         spec = LEVELS[level]
         hazards = {}
         if spec.hazards:
             hazards["cylinder_zones"] = CylinderZones(spec.hazards, spec.hazard_radius)
-        self._setup(
-            body, level, hazards, {},
-            cost_scale=cost_scale, collision_cost=0.0, lidar=lidar, lidar_bins=lidar_bins,
-            lidar_max_dist=lidar_max_dist, extent=circle_radius, wall_extent=None, num_candidates=num_candidates,
-            agent_extent=start_extent,
-        )
-        self.x_bound = spec.x_bound if x_bound is None else x_bound
-        self.y_bound = spec.y_bound if y_bound is None else y_bound
-        self.constraints.append(OutOfBounds(self.x_bound, self.y_bound, boundary_cost=boundary_cost))
-        self.circle_radius = TaskParam(jnp.asarray(circle_radius, jnp.float32))
-        self.reward_scale = TaskParam(jnp.asarray(reward_scale, jnp.float32))
-        sensors = [CircleLidar(circle_radius, num_bins=lidar_bins, max_dist=circle_lidar_max_dist)]
+        self._setup(body, level, hazards, {}, v, extent=v.circle_radius, agent_extent=v.start_extent)
+        self.x_bound = v.x_bound
+        self.y_bound = v.y_bound
+        self.constraints.append(OutOfBounds(self.x_bound, self.y_bound, boundary_cost=v.boundary_cost))
+        self.circle_radius = TaskParam(jnp.asarray(v.circle_radius, jnp.float32))
+        self.reward_scale = TaskParam(jnp.asarray(v.reward_scale, jnp.float32))
+        sensors = [CircleLidar(v.circle_radius, num_bins=v.lidar_bins, max_dist=v.circle_lidar_max_dist)]
         if spec.hazards:
-            sensors += [self.hazard_lidar(), self.hazard_compass(min(hazard_compasses, spec.hazards))]
+            sensors += [self.hazard_lidar(), self.hazard_compass(min(v.hazard_compasses, spec.hazards))]
         self.sensors = nnx.List(sensors)
 
     def build(self, spec: mujoco.MjSpec) -> None:

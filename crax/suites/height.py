@@ -11,13 +11,10 @@ from flax import nnx
 
 from crax.bodies.base import LOCOMOTION, Body
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, TaskParam
+from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Param, TaskParam
 from crax.core.scene import GROUP_WALL, Category, add_mocap, collide_as
 from crax.costs.height_limit import HeightLimit
 from crax.suites.base import Suite, Transition
-
-H_MAX = {1: 1.30, 2: 1.15, 3: 1.00}
-"""Ceiling (largest cost-free torso height) by level."""
 
 FLOOR_GEOMS = ("torso", "butt", "right_shin", "left_shin", "right_hand", "left_hand")
 """Humanoid geoms that Height lets touch the floor, besides the feet."""
@@ -70,65 +67,39 @@ class Height(Suite):
 
     Args:
       body: the Humanoid.
-      level: 1, 2 or 3 (h_max 1.30, 1.15, 1.00 m).
-      h_max: defaults to the level's.
-      cost_weight, hinge_margin: w and δ.
-      healthy_reward, ctrl_cost: reward terms.
-      progress_window, min_progress: the no-progress termination (steps, metres).
-      floor_geoms: body geoms (without ``agent/``) that collide with the floor besides the feet.
-      ceiling: draw the ceiling.
+      level: 1, 2 or 3.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "HumanoidHeight"
-    params = {
-        "h_max": POSITIVE,
-        "cost_weight": NON_NEGATIVE,
-        "hinge_margin": POSITIVE,
-        "healthy_reward": REAL,
-        "ctrl_cost": NON_NEGATIVE,
-        "progress_window": POSITIVE_COUNT,
-        "min_progress": REAL,
-    }
-
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        return {"h_max": H_MAX[level]}
     requires = frozenset({LOCOMOTION})
     default_body = "Humanoid"
+    params = {
+        "h_max": Param(valid=POSITIVE, doc="ceiling: the largest cost-free torso height (m)",
+                       levels={1: 1.30, 2: 1.15, 3: 1.00}),
+        "cost_weight": Param(0.1, NON_NEGATIVE, "w"),
+        "hinge_margin": Param(0.08, POSITIVE, "δ (m)"),
+        "healthy_reward": Param(1.0, REAL, "reward per step"),
+        "ctrl_cost": Param(0.01, NON_NEGATIVE, "weight of ‖a‖²"),
+        "progress_window": Param(200, POSITIVE_COUNT, "steps over which min_progress is measured"),
+        "min_progress": Param(0.5, REAL, "the episode ends with less advance along +x over the window (m)"),
+        "floor_geoms": Param(FLOOR_GEOMS, None, "body geoms (without agent/) that collide with the floor besides the feet"),
+        "ceiling": Param(True, None, "draw the ceiling"),
+    }
 
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        h_max: float | None = None,
-        cost_weight: float = 0.1,
-        hinge_margin: float = 0.08,
-        healthy_reward: float = 1.0,
-        ctrl_cost: float = 0.01,
-        progress_window: int = 200,
-        min_progress: float = 0.5,
-        floor_geoms: tuple[str, ...] = FLOOR_GEOMS,
-        ceiling: bool = True,
-    ):
-        if level not in H_MAX:
-            raise ValueError(f"level {level} is not a level of {self.name}; valid levels: 1, 2, 3")
-        if not isinstance(progress_window, int) or progress_window < 1:
-            raise ValueError(f"progress_window must be an integer >= 1 (steps), got {progress_window!r}")
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
+        if not isinstance(v.progress_window, int) or v.progress_window < 1:
+            raise ValueError(f"progress_window must be an integer >= 1 (steps), got {v.progress_window!r}")
         self.body = body
         self.level = level
-        self.healthy_reward = TaskParam(jnp.asarray(healthy_reward, jnp.float32))
-        self.ctrl_cost = TaskParam(jnp.asarray(ctrl_cost, jnp.float32))
-        self.min_progress = TaskParam(jnp.asarray(min_progress, jnp.float32))
-        self.progress_window = progress_window
-        self.floor_geoms = tuple(floor_geoms)
-        self.ceiling = ceiling
-        self.limit = HeightLimit(
-            body.prefix + "torso",
-            H_MAX[level] if h_max is None else h_max,
-            weight=cost_weight,
-            margin=hinge_margin,
-        )
+        self.healthy_reward = TaskParam(jnp.asarray(v.healthy_reward, jnp.float32))
+        self.ctrl_cost = TaskParam(jnp.asarray(v.ctrl_cost, jnp.float32))
+        self.min_progress = TaskParam(jnp.asarray(v.min_progress, jnp.float32))
+        self.progress_window = v.progress_window
+        self.floor_geoms = tuple(v.floor_geoms)
+        self.ceiling = v.ceiling
+        self.limit = HeightLimit(body.prefix + "torso", v.h_max, weight=v.cost_weight, margin=v.hinge_margin)
         self.sensors = nnx.List([])
         self.constraints = nnx.List([self.limit])
 

@@ -9,7 +9,8 @@ lidar casts against hazards and walls.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import types
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +21,7 @@ from crax.bodies.base import NAVIGATION, Body
 from crax.core import scene
 from crax.core.context import Context
 from crax.core.mjx import mjx
-from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice, Param
 from crax.core.scene import GROUP_HAZARD, GROUP_WALL
 from crax.costs.contact import HazardContact
 from crax.costs.proximity import HazardProximity
@@ -34,16 +35,21 @@ from crax.suites.base import Suite
 __all__ = ["ARENA_PARAMS", "NAVIGATION_PARAMS", "WALL_NAMES", "NavigationSuite"]
 
 NAVIGATION_PARAMS = {
-    "cost_scale": NON_NEGATIVE,
-    "lidar": Choice(("pseudo", "natural")),
-    "lidar_bins": POSITIVE_COUNT,
-    "lidar_max_dist": POSITIVE,
-    "hazard_compasses": COUNT,
-    "num_candidates": POSITIVE_COUNT,
+    "cost_scale": Param(2.0, NON_NEGATIVE, "weight of the hazard zones' proximity cost"),
+    "lidar": Param("pseudo", Choice(("pseudo", "natural")),
+                   "lidar kind: pseudo (object centres, analytic) or natural (rays, mjx.ray)"),
+    "lidar_bins": Param(16, POSITIVE_COUNT, "bins of each lidar"),
+    "lidar_max_dist": Param(3.0, POSITIVE, "range of the lidars (m)"),
+    "hazard_compasses": Param(8, COUNT, "compasses to the nearest hazards (and walls' nearest points)"),
+    "num_candidates": Param(64, POSITIVE_COUNT, "layout candidates per object"),
 }
-"""Valid values of the parameters every navigation suite takes (see ``Suite.params``)."""
+"""The parameters every navigation suite takes (Goal, Button, Push, Circle), declared once."""
 
-ARENA_PARAMS = {"collision_cost": NON_NEGATIVE, "extent": POSITIVE, "wall_extent": POSITIVE}
+ARENA_PARAMS = {
+    "collision_cost": Param(3.0, NON_NEGATIVE, "cost per collidable hazard or wall in contact"),
+    "extent": Param(2.5, POSITIVE, "half-width of the square the layout is drawn in (m)"),
+    "wall_extent": Param(3.0, POSITIVE, "distance of the walls from the origin (m)"),
+}
 """Those of the walled suites (Goal, Button, Push)."""
 
 
@@ -69,43 +75,41 @@ class NavigationSuite(Suite):
         level: int,
         hazards: dict[str, Placeable],
         props: dict[str, Placeable],
+        values: types.SimpleNamespace,
         *,
-        cost_scale: float,
-        collision_cost: float,
-        lidar: Literal["pseudo", "natural"],
-        lidar_bins: int,
-        lidar_max_dist: float,
-        extent: float,
-        wall_extent: float | None,
-        num_candidates: int,
+        extent: float | None = None,
         agent_extent: float | None = None,
     ) -> None:
         """Stores the configuration and builds the hazard cost terms.
 
-        ``agent_extent``: the agent starts uniform in ``±agent_extent`` (Circle) and the layout
-        avoids it; None: the agent is the layout's first object, in ``±extent``.
+        ``values``: the suite's resolved parameters (:meth:`Suite.resolve`): those of
+        :data:`NAVIGATION_PARAMS` and, in a walled arena, of :data:`ARENA_PARAMS` (without
+        ``wall_extent`` there are no walls). ``extent``: the layout half-width where the suite
+        sets it itself (Circle); ``agent_extent``: the agent starts uniform in ``±agent_extent``
+        (Circle) and the layout avoids it; None: the agent is the layout's first object, in ``±extent``.
         """
-        if lidar not in ("pseudo", "natural"):
-            raise ValueError(f"unknown lidar {lidar!r}; valid choices: pseudo, natural")
+        if values.lidar not in ("pseudo", "natural"):
+            raise ValueError(f"unknown lidar {values.lidar!r}; valid choices: pseudo, natural")
+        wall_extent = getattr(values, "wall_extent", None)
         self.body = body
         self.level = level
         self.hazards = nnx.Dict(hazards)
         self.props = nnx.Dict(props)
-        self.extent = extent
+        self.extent = values.extent if extent is None else extent
         self.wall_extent = wall_extent
-        self.num_candidates = num_candidates
+        self.num_candidates = values.num_candidates
         self.agent_extent = agent_extent
-        self.lidar = lidar
+        self.lidar = values.lidar
         for label, p in (*hazards.items(), *props.items()):
             p.label = label
         contact_geoms = tuple(name for p in hazards.values() for name in p.contact_geoms()) + (
             WALL_NAMES if wall_extent is not None else ())
-        constraints = [HazardProximity(p, cost_scale=cost_scale) for p in hazards.values() if not p.collidable]
+        constraints = [HazardProximity(p, cost_scale=values.cost_scale) for p in hazards.values() if not p.collidable]
         if contact_geoms:
-            constraints.append(HazardContact(contact_geoms, collision_cost=collision_cost))
+            constraints.append(HazardContact(contact_geoms, collision_cost=getattr(values, "collision_cost", 0.0)))
         self.constraints = nnx.List(constraints)
-        self.lidar_bins = lidar_bins
-        self.lidar_max_dist = lidar_max_dist
+        self.lidar_bins = values.lidar_bins
+        self.lidar_max_dist = values.lidar_max_dist
 
     def lidar_for(self, target: str, group: int) -> Lidar | NaturalLidar:
         if self.lidar == "natural":

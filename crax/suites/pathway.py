@@ -12,15 +12,12 @@ from flax import nnx
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
 from crax.core.context import Context
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Range
+from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Param, Range
 from crax.costs.events import TerminalCost
 from crax.costs.foot_zones import FootZones
 from crax.objects.pathway import PathwayZones
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
-
-MAX_GAP = {1: 6.0, 2: 4.0, 3: 2.0}
-"""Largest gap between consecutive zones, by level."""
 
 
 class Pathway(Suite):
@@ -48,73 +45,45 @@ class Pathway(Suite):
 
     Args:
       body: a planar locomotion body that names its foot sites in ``feet``.
-      level: 1, 2 or 3 (max gap 6, 4, 2 m).
-      num_hazards: number of zones.
-      hazard_radius, hazard_half: disc radius and square half side.
-      max_gap: defaults to the level's.
-      beta: weight β of the zone cost.
-      terminal_cost: c_term, charged on the step the body falls.
-      ground_height: a foot touches the ground below this site height.
-      lidar_bins, lidar_max_dist, lidar_nearest: the hazard lidar.
-      rendered_zones: zones drawn as mocap bodies, a window around the torso that follows it
-        (each mocap body costs physics time; ``num_hazards`` draws every zone).
+      level: 1, 2 or 3.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Pathway"
+    requires = frozenset({LOCOMOTION, PLANAR})
     params = {
-        "num_hazards": POSITIVE_COUNT,
-        "hazard_radius": POSITIVE,
-        "hazard_half": POSITIVE,
-        "max_gap": Range(1.0),  # gaps are drawn from U(1, max_gap)
-        "beta": NON_NEGATIVE,
-        "terminal_cost": NON_NEGATIVE,
-        "ground_height": REAL,
-        "lidar_bins": POSITIVE_COUNT,
-        "lidar_max_dist": POSITIVE,
-        "lidar_nearest": POSITIVE_COUNT,
-        "rendered_zones": POSITIVE_COUNT,
+        "num_hazards": Param(100, POSITIVE_COUNT, "number of zones"),
+        "hazard_radius": Param(0.25, POSITIVE, "radius of the disc zones (m)"),
+        "hazard_half": Param(0.2, POSITIVE, "half side of the square zones (m)"),
+        # gaps are drawn from U(1, max_gap)
+        "max_gap": Param(valid=Range(1.0), doc="largest gap between consecutive zones (m)",
+                         levels={1: 6.0, 2: 4.0, 3: 2.0}),
+        "beta": Param(1.5, NON_NEGATIVE, "weight β of the zone cost"),
+        "terminal_cost": Param(5.0, NON_NEGATIVE, "c_term, charged on the step the body falls"),
+        "ground_height": Param(0.1, REAL, "a foot touches the ground below this site height (m)"),
+        "lidar_bins": Param(16, POSITIVE_COUNT, "bins of the zone lidar"),
+        "lidar_max_dist": Param(5.0, POSITIVE, "range of the zone lidar (m)"),
+        "lidar_nearest": Param(10, POSITIVE_COUNT, "the zone lidar sees this many zones nearest to the torso"),
+        "rendered_zones": Param(10, POSITIVE_COUNT, "zones drawn as mocap bodies around the torso (each costs "
+                                "physics time; num_hazards draws every zone)"),
     }
 
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        return {"max_gap": MAX_GAP[level]}
-    requires = frozenset({LOCOMOTION, PLANAR})
-
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        num_hazards: int = 100,
-        hazard_radius: float = 0.25,
-        hazard_half: float = 0.2,
-        max_gap: float | None = None,
-        beta: float = 1.5,
-        terminal_cost: float = 5.0,
-        ground_height: float = 0.1,
-        lidar_bins: int = 16,
-        lidar_max_dist: float = 5.0,
-        lidar_nearest: int = 10,
-        rendered_zones: int = 10,
-    ):
-        if level not in MAX_GAP:
-            raise ValueError(f"level {level} is not a level of Pathway; valid levels: {', '.join(map(str, MAX_GAP))}")
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
         feet = tuple(body.feet)
         if not feet:
             raise ValueError(f"body {body.name!r} names no foot sites (class attribute `feet`); Pathway needs them")
         self.body = body
         self.level = level
-        self.zones = PathwayZones(
-            num_hazards, hazard_radius, hazard_half, max_gap=MAX_GAP[level] if max_gap is None else max_gap,
-            rendered=rendered_zones,
-        )
+        self.zones = PathwayZones(v.num_hazards, v.hazard_radius, v.hazard_half, max_gap=v.max_gap,
+                                  rendered=v.rendered_zones)
         self.zones.label = "zones"
         self.sensors = nnx.List([
-            Lidar("zones", num_bins=lidar_bins, max_dist=lidar_max_dist, nearest=min(lidar_nearest, num_hazards))
+            Lidar("zones", num_bins=v.lidar_bins, max_dist=v.lidar_max_dist, nearest=min(v.lidar_nearest, v.num_hazards))
         ])
         self.constraints = nnx.List([
-            FootZones(self.zones, tuple(body.prefix + f for f in feet), beta=beta, ground_height=ground_height),
-            TerminalCost(terminal_cost, key="fell", term="fall"),
+            FootZones(self.zones, tuple(body.prefix + f for f in feet), beta=v.beta, ground_height=v.ground_height),
+            TerminalCost(v.terminal_cost, key="fell", term="fall"),
         ])
 
     @property

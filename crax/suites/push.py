@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -10,7 +10,7 @@ from flax import nnx
 
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, TaskParam
+from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, TaskParam
 from crax.core.scene import GROUP_GOAL
 from crax.objects.block import GROUP_PROP, Block
 from crax.objects.pillars import CubePillars
@@ -19,9 +19,6 @@ from crax.objects.zones import CubeZones, GoalZone
 from crax.sensors.compass import Compass, Distance
 from crax.suites.base import Transition
 from crax.suites.navigation import ARENA_PARAMS, NAVIGATION_PARAMS, NavigationSuite
-
-GOAL_VELOCITY: dict[int, float] = {1: 0.0, 2: 0.3, 3: 0.6}
-"""Goal speed (m/s) by level."""
 
 
 def bounce(pos: jax.Array, vel: jax.Array, extent: float) -> tuple[jax.Array, jax.Array]:
@@ -52,76 +49,40 @@ class Push(NavigationSuite):
     Args:
       body: a navigation body.
       level: 1, 2 or 3.
-      goal_radius: radius of the goal zone.
-      goal_velocity: goal speed; defaults to the level's (0, 0.3, 0.6 m/s).
-      alpha_block_goal, reward_goal, agent_block_scale: reward weights α_bg, α_goal, α_ab.
-      block_half, block_density: the block.
-      cost_scale, collision_cost: zone weight, cost per cube or wall in contact.
-      lidar, lidar_bins, lidar_max_dist, hazard_compasses: as Goal.
-      extent: layout and goal-motion half-extent; walls stand at ``wall_extent``.
-      num_candidates: layout candidates per object.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Push"
     params = {
+        "goal_radius": Param(0.3, POSITIVE, "radius of the goal zone (m)"),
+        "goal_velocity": Param(valid=NON_NEGATIVE, doc="speed of the goal (m/s)", levels={1: 0.0, 2: 0.3, 3: 0.6}),
+        "alpha_block_goal": Param(1.0, REAL, "weight α_bg of the block's progress towards the goal"),
+        "reward_goal": Param(1.0, REAL, "reward α_goal per goal reached by the block"),
+        "agent_block_scale": Param(0.1, REAL, "weight α_ab of the agent's progress towards the block"),
+        "block_half": Param(0.1, POSITIVE, "half side of the block (m)"),
+        "block_density": Param(0.25, POSITIVE, "density of the block (kg/m³)"),
         **NAVIGATION_PARAMS,
         **ARENA_PARAMS,
-        "goal_radius": POSITIVE,
-        "goal_velocity": NON_NEGATIVE,
-        "alpha_block_goal": REAL,
-        "reward_goal": REAL,
-        "agent_block_scale": REAL,
-        "block_half": POSITIVE,
-        "block_density": POSITIVE,
     }
 
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        return {"goal_velocity": GOAL_VELOCITY[level]}
-
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        goal_radius: float = 0.3,
-        goal_velocity: float | None = None,
-        alpha_block_goal: float = 1.0,
-        reward_goal: float = 1.0,
-        agent_block_scale: float = 0.1,
-        block_half: float = 0.1,
-        block_density: float = 0.25,
-        cost_scale: float = 2.0,
-        collision_cost: float = 3.0,
-        lidar: Literal["pseudo", "natural"] = "pseudo",
-        lidar_bins: int = 16,
-        lidar_max_dist: float = 3.0,
-        hazard_compasses: int = 8,
-        extent: float = 2.5,
-        wall_extent: float = 3.0,
-        num_candidates: int = 64,
-    ):
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
         hazards = {"cube_pillars": CubePillars(6, half=0.2, height=0.4), "cube_zones": CubeZones(6, half=0.3)}
         props = {
-            "goal": GoalZone(goal_radius, keepout=goal_radius + 0.1),
-            "block": Block(block_half, density=block_density, limit=wall_extent - block_half),
+            "goal": GoalZone(v.goal_radius, keepout=v.goal_radius + 0.1),
+            "block": Block(v.block_half, density=v.block_density, limit=v.wall_extent - v.block_half),
         }
-        self._setup(
-            body, level, hazards, props,
-            cost_scale=cost_scale, collision_cost=collision_cost, lidar=lidar, lidar_bins=lidar_bins,
-            lidar_max_dist=lidar_max_dist, extent=extent, wall_extent=wall_extent, num_candidates=num_candidates,
-        )
-        speed = GOAL_VELOCITY[level] if goal_velocity is None else goal_velocity
-        self.goal_radius = TaskParam(jnp.asarray(goal_radius, jnp.float32))
-        self.goal_velocity = TaskParam(jnp.asarray(speed, jnp.float32))
-        self.alpha_block_goal = TaskParam(jnp.asarray(alpha_block_goal, jnp.float32))
-        self.reward_goal = TaskParam(jnp.asarray(reward_goal, jnp.float32))
-        self.agent_block_scale = TaskParam(jnp.asarray(agent_block_scale, jnp.float32))
+        self._setup(body, level, hazards, props, v)
+        self.goal_radius = TaskParam(jnp.asarray(v.goal_radius, jnp.float32))
+        self.goal_velocity = TaskParam(jnp.asarray(v.goal_velocity, jnp.float32))
+        self.alpha_block_goal = TaskParam(jnp.asarray(v.alpha_block_goal, jnp.float32))
+        self.reward_goal = TaskParam(jnp.asarray(v.reward_goal, jnp.float32))
+        self.agent_block_scale = TaskParam(jnp.asarray(v.agent_block_scale, jnp.float32))
         self.sensors = nnx.List([
             self.lidar_for("goal", GROUP_GOAL),
             self.lidar_for("block", GROUP_PROP),
             self.hazard_lidar(),
-            self.hazard_compass(hazard_compasses),
+            self.hazard_compass(v.hazard_compasses),
             Compass("block"),
             Compass("goal", origin="block"),
             Distance("block"),

@@ -11,15 +11,12 @@ from flax import nnx
 
 from crax.bodies.base import ARM, Body
 from crax.core.mjx import mjx
-from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, TaskParam
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Param, TaskParam
 from crax.costs.arm_touch import ArmTouch
 from crax.objects.mixed_zones import MixedZones
 from crax.objects.placement import sample_layout
 from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite, Transition
-
-LEVEL_HAZARDS = {1: 4, 2: 7, 3: 10}
-"""Number of zones by level."""
 
 
 def sample_annulus(key: jax.Array, shape: tuple[int, ...], r_min: float, r_max: float) -> jax.Array:
@@ -64,86 +61,53 @@ class Reach(Suite):
 
     Args:
       body: an arm body.
-      level: 1, 2 or 3 (4, 7 or 10 zones).
-      num_hazards: number of zones; defaults to the level's.
-      hazard_radius, hazard_half: circle radius and square half-size of the zones.
-      cost_scale: β, the cost per zone touched.
-      samples_per_link: arm sample points per link (plus the tip).
-      shaping_scale, shaping_range: weight and range of the distance shaping.
-      reach_bonus, reach_radius: reward while the fingertip is within ``reach_radius``.
-      lidar_bins, lidar_max_dist: hazard lidar resolution and range.
-      target_radii, hazard_radii: annuli of the target and of the zone centres.
-      target_keepout: clearance of zones around the target.
-      num_candidates: layout candidates per zone.
+      level: 1, 2 or 3.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Reach"
     requires = frozenset({ARM})
     params = {
-        "num_hazards": COUNT,
-        "hazard_radius": POSITIVE,
-        "hazard_half": POSITIVE,
-        "cost_scale": NON_NEGATIVE,
-        "samples_per_link": POSITIVE_COUNT,
-        "shaping_scale": REAL,
-        "shaping_range": POSITIVE,
-        "reach_bonus": REAL,
-        "reach_radius": NON_NEGATIVE,
-        "lidar_bins": POSITIVE_COUNT,
-        "lidar_max_dist": POSITIVE,
-        "target_keepout": NON_NEGATIVE,
-        "num_candidates": POSITIVE_COUNT,
+        "num_hazards": Param(valid=COUNT, doc="number of zones", levels={1: 4, 2: 7, 3: 10}),
+        "hazard_radius": Param(0.035, POSITIVE, "radius of the circle zones (m)"),
+        "hazard_half": Param(0.03, POSITIVE, "half side of the square zones (m)"),
+        "cost_scale": Param(1.0, NON_NEGATIVE, "β, the cost per zone touched"),
+        "samples_per_link": Param(5, POSITIVE_COUNT, "arm sample points per link (plus the tip)"),
+        "shaping_scale": Param(0.1, REAL, "weight of the distance shaping"),
+        "shaping_range": Param(0.4, POSITIVE, "range of the distance shaping (m)"),
+        "reach_bonus": Param(1.0, REAL, "reward per step with the fingertip within reach_radius"),
+        "reach_radius": Param(0.02, NON_NEGATIVE, "the target is reached within this distance (m)"),
+        "lidar_bins": Param(16, POSITIVE_COUNT, "bins of the zone lidar"),
+        "lidar_max_dist": Param(0.3, POSITIVE, "range of the zone lidar (m)"),
+        "target_radii": Param((0.05, 0.20), None, "annulus (r_min, r_max) the target is drawn in (m)"),
+        "hazard_radii": Param((0.07, 0.21), None, "annulus (r_min, r_max) the zone centres are drawn in (m)"),
+        "target_keepout": Param(0.03, NON_NEGATIVE, "clearance of zones around the target (m)"),
+        "num_candidates": Param(256, POSITIVE_COUNT, "layout candidates per zone"),
     }
 
-    @classmethod
-    def level_params(cls, level: int) -> dict[str, Any]:
-        return {"num_hazards": LEVEL_HAZARDS[level]}
-
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        num_hazards: int | None = None,
-        hazard_radius: float = 0.035,
-        hazard_half: float = 0.03,
-        cost_scale: float = 1.0,
-        samples_per_link: int = 5,
-        shaping_scale: float = 0.1,
-        shaping_range: float = 0.4,
-        reach_bonus: float = 1.0,
-        reach_radius: float = 0.02,
-        lidar_bins: int = 16,
-        lidar_max_dist: float = 0.3,
-        target_radii: tuple[float, float] = (0.05, 0.20),
-        hazard_radii: tuple[float, float] = (0.07, 0.21),
-        target_keepout: float = 0.03,
-        num_candidates: int = 256,
-    ):
-        if level not in LEVEL_HAZARDS:
-            raise ValueError(f"level {level} is not a level of Reach; valid levels: 1, 2, 3")
-        num_hazards = LEVEL_HAZARDS[level] if num_hazards is None else num_hazards
-        if not isinstance(num_hazards, int) or num_hazards < 0:
-            raise ValueError(f"num_hazards must be an integer >= 0, got {num_hazards!r}")
-        for label, (lo, hi) in (("target_radii", target_radii), ("hazard_radii", hazard_radii)):
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
+        if not isinstance(v.num_hazards, int) or v.num_hazards < 0:
+            raise ValueError(f"num_hazards must be an integer >= 0, got {v.num_hazards!r}")
+        for label, (lo, hi) in (("target_radii", v.target_radii), ("hazard_radii", v.hazard_radii)):
             if not 0 <= lo < hi:
                 raise ValueError(f"{label} must be (r_min, r_max) with 0 <= r_min < r_max, got {(lo, hi)!r}")
         self.body = body
         self.level = level
-        self.zones = MixedZones(num_hazards, hazard_radius, hazard_half)
+        self.zones = MixedZones(v.num_hazards, v.hazard_radius, v.hazard_half)
         self.zones.label = "hazards"
-        self.target_radii = tuple(target_radii)
-        self.hazard_radii = tuple(hazard_radii)
-        self.target_keepout = target_keepout
-        self.num_candidates = num_candidates
-        self.shaping_scale = TaskParam(jnp.asarray(shaping_scale, jnp.float32))
-        self.shaping_range = TaskParam(jnp.asarray(shaping_range, jnp.float32))
-        self.reach_bonus = TaskParam(jnp.asarray(reach_bonus, jnp.float32))
-        self.reach_radius = TaskParam(jnp.asarray(reach_radius, jnp.float32))
-        self.sensors = nnx.List([Lidar("hazards", num_bins=lidar_bins, max_dist=lidar_max_dist)])
+        self.target_radii = tuple(v.target_radii)
+        self.hazard_radii = tuple(v.hazard_radii)
+        self.target_keepout = v.target_keepout
+        self.num_candidates = v.num_candidates
+        self.shaping_scale = TaskParam(jnp.asarray(v.shaping_scale, jnp.float32))
+        self.shaping_range = TaskParam(jnp.asarray(v.shaping_range, jnp.float32))
+        self.reach_bonus = TaskParam(jnp.asarray(v.reach_bonus, jnp.float32))
+        self.reach_radius = TaskParam(jnp.asarray(v.reach_radius, jnp.float32))
+        self.sensors = nnx.List([Lidar("hazards", num_bins=v.lidar_bins, max_dist=v.lidar_max_dist)])
         chain = tuple(body.prefix + b for b in body.links)
         self.constraints = nnx.List(
-            [ArmTouch(self.zones, chain, samples_per_link=samples_per_link, cost_scale=cost_scale)]
+            [ArmTouch(self.zones, chain, samples_per_link=v.samples_per_link, cost_scale=v.cost_scale)]
         )
 
     @property

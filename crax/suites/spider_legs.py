@@ -11,16 +11,9 @@ from flax import nnx
 
 from crax.bodies.base import LOCOMOTION, Body
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, REAL, TaskParam
+from crax.core.params import NON_NEGATIVE, REAL, Param, TaskParam
 from crax.costs.foot_contact import FootContact
 from crax.suites.base import Suite, Transition
-
-RESTRICTED = {
-    1: ("front_left", "back_right"),
-    2: ("front_left", "mid_right", "back_left"),
-    3: ("front_left", "front_right", "back_left", "back_right"),
-}
-"""Feet that must not touch the floor, by level."""
 
 
 class SpiderLegs(Suite):
@@ -40,30 +33,27 @@ class SpiderLegs(Suite):
 
     Args:
       body: the Spider (a locomotion body whose ``feet`` name its foot geoms).
-      level: 1, 2 or 3 (restricted feet: see :data:`RESTRICTED`).
-      restricted_feet: foot names; defaults to the level's.
-      cost_scale: cost of one restricted foot on the floor.
-      healthy_reward, ctrl_cost: reward terms.
+      level: 1, 2 or 3.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "SpiderLegs"
     requires = frozenset({LOCOMOTION})
     default_body = "Spider"
-    params = {"cost_scale": NON_NEGATIVE, "healthy_reward": REAL, "ctrl_cost": NON_NEGATIVE}
+    params = {
+        "restricted_feet": Param(None, None, "the feet that must not touch the floor (names in the body's feet)", levels={
+            1: ("front_left", "back_right"),
+            2: ("front_left", "mid_right", "back_left"),
+            3: ("front_left", "front_right", "back_left", "back_right"),
+        }),
+        "cost_scale": Param(1.0, NON_NEGATIVE, "cost of one restricted foot on the floor"),
+        "healthy_reward": Param(1.0, REAL, "reward per healthy step"),
+        "ctrl_cost": Param(0.5, NON_NEGATIVE, "weight of ‖a‖²"),
+    }
 
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        restricted_feet: tuple[str, ...] | None = None,
-        cost_scale: float = 1.0,
-        healthy_reward: float = 1.0,
-        ctrl_cost: float = 0.5,
-    ):
-        if level not in RESTRICTED:
-            raise ValueError(f"level {level} is not a level of {self.name}; valid levels: 1, 2, 3")
-        restricted = RESTRICTED[level] if restricted_feet is None else tuple(restricted_feet)
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
+        restricted = tuple(v.restricted_feet)
         unknown = [f for f in restricted if f not in body.feet]
         if unknown or not restricted:
             raise ValueError(
@@ -72,10 +62,10 @@ class SpiderLegs(Suite):
         self.body = body
         self.level = level
         self.restricted_feet = restricted
-        self.healthy_reward = TaskParam(jnp.asarray(healthy_reward, jnp.float32))
-        self.ctrl_cost = TaskParam(jnp.asarray(ctrl_cost, jnp.float32))
+        self.healthy_reward = TaskParam(jnp.asarray(v.healthy_reward, jnp.float32))
+        self.ctrl_cost = TaskParam(jnp.asarray(v.ctrl_cost, jnp.float32))
         self.sensors = nnx.List([])
-        self.constraints = nnx.List([FootContact(tuple(body.prefix + f for f in restricted), cost_scale=cost_scale)])
+        self.constraints = nnx.List([FootContact(tuple(body.prefix + f for f in restricted), cost_scale=v.cost_scale)])
 
     def build(self, spec: mujoco.MjSpec) -> None:
         del spec  # an open floor: the arena is enough

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -11,11 +11,12 @@ from flax import nnx
 
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
 from crax.core.mjx import mjx
-from crax.core.params import NON_NEGATIVE, REAL, Choice, TaskParam
+from crax.core.params import NON_NEGATIVE, REAL, Choice, Param, TaskParam
 from crax.costs.velocity import VelocityThreshold
 from crax.suites.base import Suite, Transition
 
 LEVEL_FACTORS = {1: 1.0, 2: 0.75, 3: 0.5}
+"""The velocity threshold by level, as a factor of the body's base threshold."""
 
 
 class Velocity(Suite):
@@ -32,31 +33,23 @@ class Velocity(Suite):
     Args:
       body: a locomotion body.
       level: 1, 2 or 3.
-      reward_scaler: scale of the locomotion reward.
-      cost_mode: ``binary`` or ``hinge``.
-      cost_weight: w.
-      velocity_threshold: τ; defaults to the body's base τ times the level factor.
+      **overrides: values of the parameters declared in :attr:`params` (docs/parameters.md).
     """
 
     name = "Velocity"
     requires = frozenset({LOCOMOTION})
     params = {
-        "reward_scaler": REAL,
-        "cost_mode": Choice(("binary", "hinge")),
-        "cost_weight": NON_NEGATIVE,
-        "velocity_threshold": NON_NEGATIVE,
+        "reward_scaler": Param(0.01, REAL, "scale of the locomotion reward"),
+        "cost_mode": Param("binary", Choice(("binary", "hinge")), "cost w·1[v > τ] (binary) or w·max(0, v − τ) (hinge)"),
+        "cost_weight": Param(1.0, NON_NEGATIVE, "w"),
+        "velocity_threshold": Param(None, NON_NEGATIVE,
+                                    "τ (m/s); None: the body's base τ times the level's factor "
+                                    f"({', '.join(f'{f:g}' for f in LEVEL_FACTORS.values())})"),
     }
 
-    def __init__(
-        self,
-        body: Body,
-        level: int,
-        *,
-        reward_scaler: float = 0.01,
-        cost_mode: Literal["binary", "hinge"] = "binary",
-        cost_weight: float = 1.0,
-        velocity_threshold: float | None = None,
-    ):
+    def __init__(self, body: Body, level: int, **overrides: Any):
+        v = self.resolve(level, overrides)
+        velocity_threshold = v.velocity_threshold
         if velocity_threshold is None:
             if body.velocity_threshold is None:
                 raise ValueError(
@@ -66,9 +59,9 @@ class Velocity(Suite):
         self.body = body
         self.level = level
         self.planar = PLANAR in body.kinds
-        self.reward_scaler = TaskParam(jnp.asarray(reward_scaler, jnp.float32))
+        self.reward_scaler = TaskParam(jnp.asarray(v.reward_scaler, jnp.float32))
         self.sensors = nnx.List([])
-        self.constraints = nnx.List([VelocityThreshold(velocity_threshold, mode=cost_mode, weight=cost_weight)])
+        self.constraints = nnx.List([VelocityThreshold(velocity_threshold, mode=v.cost_mode, weight=v.cost_weight)])
 
     def build(self, spec: mujoco.MjSpec) -> None:
         del spec  # an open floor: the arena is enough

@@ -13,15 +13,24 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from crax.core.params import POSITIVE_COUNT, Choice, Range, check
+from crax.core.params import POSITIVE_COUNT, Choice, Param, Range, check
 from crax.devices import startup
 from crax.plugins.manager import registry
 from crax.suites import checks
 from crax.suites.base import Suite, TaskEnv
 from crax.tasks import compose
 
-ENV_PARAMETERS = {"episode_length": POSITIVE_COUNT}
-"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts, with their ranges."""
+ENV_PARAMETERS = {
+    "episode_length": Param(inspect.signature(TaskEnv.__init__).parameters["episode_length"].default, POSITIVE_COUNT,
+                            "steps before an episode is truncated"),
+}
+"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts; defaults are TaskEnv's."""
+
+COMPONENT_DOCS = {
+    "constraints": "constraint terms added to the task, by registered name, with their parameters",
+    "sensors": "sensors added to the observation (after the suite's own), by registered name, with their parameters",
+}
+"""What ``constraints`` and ``sensors`` (:mod:`crax.tasks.compose`) add, for :func:`parameters`."""
 
 
 def supports(suite: type[Suite], body: type) -> bool:
@@ -76,9 +85,7 @@ def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
 
 def parameter_names(suite: type[Suite]) -> list[str]:
     """Names ``crax.make`` accepts as overrides for ``suite`` (and ``constraints``, ``sensors``)."""
-    sig = inspect.signature(suite.__init__)
-    own = [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    return [*own, *ENV_PARAMETERS, *compose.KINDS]
+    return [*suite.declared(), *ENV_PARAMETERS, *compose.KINDS]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,11 +99,14 @@ class Parameter:
         suite or the named components check the value themselves (tuples of names, and
         ``constraints``/``sensors``: ``{registered name: {parameter: value}}``, see
         :mod:`crax.tasks.compose`).
+      doc: what it is (from its :class:`~crax.core.params.Param` declaration; empty where a
+        plugin suite declares only valid values).
     """
 
     name: str
     default: Any
     valid: Range | Choice | None
+    doc: str = ""
 
     def describe(self) -> str:
         """The valid values in words, e.g. ``> 0`` or ``one of pseudo, natural``."""
@@ -107,26 +117,16 @@ class Parameter:
 
 def parameters(env_id: str) -> dict[str, Parameter]:
     """Every keyword argument ``crax.make(env_id, ...)`` accepts: name -> :class:`Parameter`
-    (default and valid range). ValueError for an invalid id, as :func:`parse_id`.
+    (default, valid range and meaning), read from the suite's declaration
+    (:meth:`crax.suites.base.Suite.declared`). ValueError for an invalid id, as :func:`parse_id`.
 
-    ``crax.parameters("PointGoal1")["goal_radius"]`` is ``Parameter("goal_radius", 0.2,
-    Range(0.0, lo_open=True))``: any value > 0, 0.2 at level 1.
+    ``crax.parameters("PointGoal1")["goal_radius"]`` has default 0.2 (the level's) and valid
+    values ``Range(0.0, lo_open=True)`` ("> 0").
     """
     _, suite, level = parse_id(env_id)
-    sig = inspect.signature(suite.__init__).parameters
-    level_values = suite.level_params(level)
-    env_sig = inspect.signature(TaskEnv.__init__).parameters
-    out = {}
-    for name in parameter_names(suite):
-        if name in compose.KINDS:
-            out[name] = Parameter(name, None, None)
-        elif name in ENV_PARAMETERS:
-            out[name] = Parameter(name, env_sig[name].default, ENV_PARAMETERS[name])
-        else:
-            default = sig[name].default
-            if default is None and name in level_values:
-                default = level_values[name]
-            out[name] = Parameter(name, default, suite.params.get(name))
+    declared = {**suite.declared(), **ENV_PARAMETERS}
+    out = {name: Parameter(name, p.at(level), p.valid, p.doc) for name, p in declared.items()}
+    out.update({name: Parameter(name, None, None, COMPONENT_DOCS[name]) for name in compose.KINDS})
     return out
 
 

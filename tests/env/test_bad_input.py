@@ -1,14 +1,14 @@
 """Task parameters outside their valid range are a ValueError naming parameter, value and range,
 raised by ``crax.make`` before any model is compiled (nothing here compiles a model)."""
 
-import inspect
+import dataclasses
 import math
 
 import pytest
 
 import crax
 import crax.core.scene
-from crax.core.params import COUNT, POSITIVE, Choice, Range, check
+from crax.core.params import COUNT, POSITIVE, Choice, Range
 from crax.suites import BUILTIN_SUITES, goal
 from crax.tasks.catalog import parameter_names as parameters
 
@@ -66,8 +66,8 @@ def test_boundary_values_are_accepted(monkeypatch):
 
 
 def test_bad_level_table_value_is_caught(no_compile, monkeypatch):
-    level = goal.LEVELS[1]
-    monkeypatch.setitem(goal.LEVELS, 1, goal.GoalLevel(-0.2, level.hazards))
+    radius = goal.Goal.params["goal_radius"]
+    monkeypatch.setitem(goal.Goal.params, "goal_radius", dataclasses.replace(radius, levels={**radius.levels, 1: -0.2}))
     with pytest.raises(ValueError, match=r"^goal_radius must be > 0, got -0.2 \(PointGoal1\)$"):
         crax.make("PointGoal1")
 
@@ -81,25 +81,17 @@ def test_unknown_parameter_lists_the_suites_parameters(no_compile):
         assert name in message
 
 
-def _numeric_defaults(suite) -> dict[str, float]:
-    sig = inspect.signature(suite.__init__)
-    return {
-        p.name: p.default
-        for p in sig.parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and isinstance(p.default, int | float) and not isinstance(p.default, bool)
-    }
-
-
 @pytest.mark.parametrize("suite", BUILTIN_SUITES, ids=lambda s: s.name)
-def test_declared_ranges_match_the_signature_and_level_tables(suite):
-    declared = set(suite.params)
-    assert declared <= set(parameters(suite)), "a range names no parameter of the suite"
-    defaults = _numeric_defaults(suite)
-    assert set(defaults) <= declared, "every numeric parameter has a declared range"
-    check(suite.name, suite.params, defaults)  # the signature's defaults are valid
+def test_declared_defaults_are_valid_at_every_level(suite):
+    declared = suite.declared()
+    assert set(declared) <= set(parameters(suite)), "a declaration names no parameter of the suite"
+    numeric = [n for n, p in declared.items() if any(isinstance(v, int | float) and not isinstance(v, bool)
+                                                     for v in (p.levels or {0: p.default}).values())]
+    assert all(declared[n].valid is not None for n in numeric), "every numeric parameter has declared valid values"
     for level in suite.levels:
-        suite.check_params(level, {})  # so are the level tables' values
-        assert set(suite.level_params(level)) <= declared
+        suite.check_params(level, {})  # every default, the level's where it depends on the level
+        assert set(suite.level_params(level)) <= set(declared)
+        assert set(suite.defaults(level)) == set(declared)
 
 
 def test_range_descriptions_and_checks():

@@ -22,9 +22,11 @@ from crax.bodies import Humanoid
 from crax.core.mjx import mjx
 from crax.costs.height_limit import HeightLimit
 from crax.suites.base import NONFINITE_METRICS
-from crax.suites.height import FLOOR_GEOMS, H_MAX, Height
+from crax.suites.height import FLOOR_GEOMS, Height
 from tests.env.conftest import compiled
 from tests.env.legged_checks import candidate_pairs
+
+H_MAX = Height.params["h_max"].levels  # the declared ceiling by level
 
 ENV_ID = "HumanoidHeight1"
 W, DELTA = 0.1, 0.08

@@ -25,8 +25,10 @@ from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.costs.foot_contact import FootContact
 from crax.suites.base import NONFINITE_METRICS
-from crax.suites.spider_legs import RESTRICTED, SpiderLegs
+from crax.suites.spider_legs import SpiderLegs
 from tests.env.conftest import compiled
+
+RESTRICTED = SpiderLegs.params["restricted_feet"].levels  # the declared restricted feet by level
 
 ENV_ID = "SpiderLegs1"
 FEET = ("front_left", "front_right", "mid_left", "mid_right", "back_left", "back_right")
