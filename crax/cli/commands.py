@@ -17,6 +17,7 @@ USAGE = """crax: safe reinforcement learning on MuJoCo MJX.
 
 commands:
   crax list                       bodies, suites, levels, env ids and learners
+  crax params PointGoal1          what crax.make accepts for an id: defaults, valid values, meaning
   crax bench --env PointGoal1     env steps/s against bare physics steps/s
   crax train <learner> --env ID   train a learner (crax train --help)
   crax train --resume RUN_DIR     continue an interrupted run; --total-steps N extends a finished one
@@ -52,6 +53,19 @@ class ListCmd:
         for kind in ("sensors", "hazards", "constraints"):
             print(f"{kind}: {', '.join(sorted(reg.table(kind)))}")
         print(f"learners: {', '.join(sorted(reg.learners)) or '(none)'}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamsCmd:
+    """Prints the task parameters of an env id: default at its level, valid values, meaning (crax.parameters)."""
+
+    env: Annotated[tyro.conf.Positional[str], tyro.conf.arg(metavar="ENV_ID")]
+    """Env id, e.g. PointGoal1."""
+
+    def run(self) -> None:
+        from crax.tasks.parameter_table import id_table
+
+        print(id_table(self.env), end="")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,6 +179,7 @@ def _main(argv: list[str] | None) -> None:
         cmd = tyro.extras.subcommand_cli_from_dict(
             {
                 "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
+                "params": ParamsCmd,
                 "bench": BenchCmd,
                 "render": RenderCmd,
                 "sweep": _studies().SweepCmd,
