@@ -177,9 +177,9 @@ def test_overrides_reach_the_task():
     proximity = [c for c in suite.constraints if c.term == "cylinder_zones"][0]
     assert float(proximity.cost_scale[...]) == 1.5
     assert env.observation_size == 12 + 8 + 8 + 2 + 16
-    default = crax.make("PointGoal1")
-    assert float(default.suite.goal_radius[...]) == pytest.approx(0.2)
-    assert default.mj_model.geom("goal/0").size[0] == pytest.approx(0.2)
+    default, radius = crax.make("PointGoal1"), crax.parameters("PointGoal1")["goal_radius"].default
+    assert float(default.suite.goal_radius[...]) == pytest.approx(radius)
+    assert default.mj_model.geom("goal/0").size[0] == pytest.approx(radius)
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
@@ -205,23 +205,20 @@ BOX = mujoco.mjtGeom.mjGEOM_BOX
 
 # label -> (count, geom type, xy size, half height or None for flat zones, collides)
 LEVELS = {
-    1: (0.20, {"cylinder_zones": (12, CYL, 0.4, None, False)}),
-    2: (0.18, {"cylinder_zones": (8, CYL, 0.4, None, False), "cylinder_pillars": (8, CYL, 0.3, 0.2, True)}),
-    3: (
-        0.16,
-        {
-            "cube_zones": (6, BOX, 0.3, None, False),
-            "cylinder_zones": (6, CYL, 0.35, None, False),
-            "cube_pillars": (4, BOX, 0.25, 0.25, True),
-            "cylinder_pillars": (4, CYL, 0.25, 0.2, True),
-        },
-    ),
+    1: {"cylinder_zones": (12, CYL, 0.4, None, False)},
+    2: {"cylinder_zones": (8, CYL, 0.4, None, False), "cylinder_pillars": (8, CYL, 0.3, 0.2, True)},
+    3: {
+        "cube_zones": (6, BOX, 0.3, None, False),
+        "cylinder_zones": (6, CYL, 0.35, None, False),
+        "cube_pillars": (4, BOX, 0.25, 0.25, True),
+        "cylinder_pillars": (4, CYL, 0.25, 0.2, True),
+    },
 }
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_goal_levels_hazard_counts_and_sizes(level):
-    goal_radius, hazards = LEVELS[level]
+    goal_radius, hazards = crax.parameters(f"PointGoal{level}")["goal_radius"].default, LEVELS[level]
     env = crax.make(f"PointGoal{level}")
     m = env.mj_model
     names = [m.geom(i).name for i in range(m.ngeom)]

@@ -189,13 +189,12 @@ def test_hazard_zones_cost_by_proximity_and_do_not_block():
 
 
 def test_levels():
-    for level, (zones, gremlins, extent, travel) in {1: (4, 4, 1.5, 0.35), 2: (8, 6, 1.8, 0.35),
-                                                      3: (12, 8, 1.2, 0.45)}.items():
-        suite = Button(Point(), level)
-        assert suite.hazards["cylinder_zones"].count == zones and suite.hazards["cylinder_zones"].radius == 0.2
-        assert suite.gremlins.count == gremlins and suite.gremlins.travel == travel
-        assert suite.extent == extent and suite.wall_extent == 3.0
-        assert suite.props["buttons"].count == 4 and suite.props["buttons"].radius == 0.1
+    for level, (zones, gremlins) in {1: (4, 4), 2: (8, 6), 3: (12, 8)}.items():
+        suite, d = Button(Point(), level), Button.defaults(level)  # the declared defaults (crax.suites.button)
+        assert suite.hazards["cylinder_zones"].count == zones and suite.hazards["cylinder_zones"].radius == d["hazard_radius"]
+        assert suite.gremlins.count == gremlins and suite.gremlins.travel == d["gremlin_travel"]
+        assert suite.extent == d["extent"] and suite.wall_extent == d["wall_extent"]
+        assert suite.props["buttons"].count == d["button_count"] and suite.props["buttons"].radius == d["button_radius"]
     shape = jax.eval_shape(crax.make("PointButton3").reset, jax.random.key(0))
     assert shape.obs.shape == (62,)
     assert {k for k in shape.metrics if k.startswith(("reward/", "cost/"))} == {

@@ -225,12 +225,12 @@ def test_agent_pushes_the_block():
 
 
 def test_levels_and_start():
-    for level, speed in {1: 0.0, 2: 0.3, 3: 0.6}.items():
-        suite = Push(Point(), level)
-        assert float(suite.goal_velocity[...]) == pytest.approx(speed)
+    for level in (1, 2, 3):
+        suite, d = Push(Point(), level), Push.defaults(level)  # the declared defaults (crax.suites.push)
+        assert float(suite.goal_velocity[...]) == pytest.approx(d["goal_velocity"])
         assert suite.hazards["cube_pillars"].count == 6 and suite.hazards["cube_pillars"].half == 0.2
         assert suite.hazards["cube_zones"].count == 6 and suite.hazards["cube_zones"].half == 0.3
-        assert float(suite.goal_radius[...]) == pytest.approx(0.3) and suite.block.half == 0.1
+        assert float(suite.goal_radius[...]) == pytest.approx(d["goal_radius"]) and suite.block.half == d["block_half"]
     shape = jax.eval_shape(crax.make("PointPush1").reset, jax.random.key(0))
     assert shape.obs.shape == (82,)
     assert {k for k in shape.metrics if k.startswith(("reward/", "cost/"))} == {
