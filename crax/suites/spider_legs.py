@@ -41,11 +41,14 @@ class SpiderLegs(Suite):
     requires = frozenset({LOCOMOTION})
     default_body = "Spider"
     params = {
-        "restricted_feet": Param(None, None, "the feet that must not touch the floor (names in the body's feet)", levels={
-            1: ("front_left", "back_right"),
-            2: ("front_left", "mid_right", "back_left"),
-            3: ("front_left", "front_right", "back_left", "back_right"),
-        }),
+        "restricted_feet": Param(
+            doc="the feet that must not touch the floor (names from the body's feet)",
+            levels={
+                1: ("front_left", "back_right"),
+                2: ("front_left", "mid_right", "back_left"),
+                3: ("front_left", "front_right", "back_left", "back_right"),
+            },
+        ),
         "cost_scale": Param(1.0, NON_NEGATIVE, "cost of one restricted foot on the floor"),
         "healthy_reward": Param(1.0, REAL, "reward per healthy step"),
         "ctrl_cost": Param(0.5, NON_NEGATIVE, "weight of ‖a‖²"),
