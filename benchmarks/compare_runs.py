@@ -19,7 +19,7 @@ from pathlib import Path
 import tyro
 
 from crax.runs.checkpoint import read_config
-from crax.studies.runs import read_result
+from crax.studies.collect import read_result
 from crax.studies.stats import mean_interval
 
 RESULTS = Path(__file__).parent / "results"

@@ -294,7 +294,7 @@ class SauteBudget(Wrapper):
     """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
 
     The budget is the discounted equivalent of the episodic bound d over the episode length T
-    (SPEC decision 9): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
+    (SPEC decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
     d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
     ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
     reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The

@@ -1,23 +1,13 @@
-"""Training and evaluation runs: the programmatic API and the ``crax train`` / ``crax eval`` commands.
-
-Programmatic use (e.g. from a notebook)::
+"""Training runs: :func:`train` (a new run, a resumed one or curriculum stages) and :func:`complete_run`.
 
     from crax import runs
     from crax.learners import PPOLag
     result = runs.train("ppo-lag", PPOLag.Config(total_steps=2_000_000), "PointGoal1")
     result.final            # per seed: final evaluation return, cost and whether it is safe
-    runs.evaluate(result.run_dir, episodes=64)
 
-Command line (``crax.cli.main`` calls :func:`train_main` / :func:`eval_main` with the arguments after the
-sub-command)::
-
-    crax train ppo-lag --env PointGoal1 --total-steps 2e6 --num-seeds 3
-    crax train ppo-lag --env AntVelocity1 --constraint action_energy:weight=0.05   # an added cost term
-    crax train --resume runs/PointGoal1-ppo-lag-20250101-120000
-    crax eval runs/PointGoal1-ppo-lag-20250101-120000 --episodes 64
-
-``--env`` takes a registered id (``crax.make``) or an import path ``package.module:EnvClass`` of any
-:class:`crax.core.env.Env` subclass constructible from keyword arguments.
+``env`` takes a registered id (``crax.make``) or an import path ``package.module:EnvClass`` of any
+:class:`crax.core.env.Env` subclass constructible from keyword arguments. The command line
+(``crax train``) is :mod:`crax.cli.train`.
 
 The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
 reports progress; everything per step runs inside :class:`crax.learners.Trainer`'s jitted call.
@@ -58,7 +48,7 @@ from crax.runs.results import (
     eval_summary,
     finite_mean,
     last_episodes,
-    per_seed,
+    seed_metrics,
     write_results,
 )
 
@@ -343,7 +333,7 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: l
             good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
             for j in range(good):
                 step = (it + j + 1) * steps_per_iter
-                per_seed = [{**per_seed(metrics, s, j), "perf/steps_per_second": sps,
+                per_seed = [{**seed_metrics(metrics, s, j), "perf/steps_per_second": sps,
                              **({"curriculum/stage": stage} if len(envs) > 1 else {})} for s in range(seeds)]
                 for s, values in enumerate(per_seed):
                     if values["episode/count"] > 0:

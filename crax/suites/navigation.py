@@ -1,7 +1,7 @@
 """Shared machinery of the navigation suites (Goal, Button, Circle, Push): walls, hazards,
 layout sampling and the lidar/compass observation.
 
-Walls are sensed (docs/SPEC.md section 7, decision 8): in a walled arena the hazard pseudo-lidar and the
+Walls are sensed (docs/SPEC.md section 7, decision 54): in a walled arena the hazard pseudo-lidar and the
 hazard compasses read ``task["obstacles"]``, the hazards plus the point of each wall nearest to
 the agent, which :meth:`NavigationSuite.context` adds to the task each step; the natural hazard
 lidar casts against hazards and walls.
