@@ -10,6 +10,6 @@ import io
 import mujoco
 
 with contextlib.redirect_stdout(io.StringIO()):
-    from mujoco import mjx
+    import mujoco.mjx as mjx
 
 __all__ = ["mjx", "mujoco"]
