@@ -7,6 +7,7 @@ import threading
 
 import jax
 
+from crax.devices.distributed import Device
 from crax.learners.trainer import Trainer, default_devices
 
 
@@ -53,7 +54,7 @@ def check_seed(seed: int, name: str = "config field 'seed'") -> None:
         raise ValueError(f"{name} must be a 64-bit integer, in [-2**63, 2**63 - 1]; got {seed}")
 
 
-def _memory_available(device: jax.Device) -> int | None:
+def _memory_available(device: Device) -> int | None:
     """Bytes a run can use on ``device``: an accelerator's allocator limit, or the host's available
     memory for a CPU device (None where neither is known)."""
     if device.platform == "cpu":
