@@ -84,9 +84,10 @@ def check_memory(trainer: Trainer) -> None:
     devices = default_devices(trainer.config.num_devices)
     local = [d for d in devices if d.process_index == jax.process_index()]
     limits = [_memory_available(d) for d in local]
-    if not limits or None in limits:
+    known = [b for b in limits if b is not None]
+    if not known or len(known) < len(limits):
         return
-    have = limits[0] if local[0].platform == "cpu" else sum(limits)  # CPU devices share the host's memory
+    have = known[0] if local[0].platform == "cpu" else sum(known)  # CPU devices share the host's memory
     need = memory_estimate(trainer) * len(local) // len(devices)  # this process's share
     if need > have:
         c = trainer.config
