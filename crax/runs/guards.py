@@ -7,6 +7,7 @@ import threading
 
 import jax
 
+from crax.devices.distributed import Device
 from crax.learners.trainer import Trainer, default_devices
 
 
@@ -53,7 +54,7 @@ def check_seed(seed: int, name: str = "config field 'seed'") -> None:
         raise ValueError(f"{name} must be a 64-bit integer, in [-2**63, 2**63 - 1]; got {seed}")
 
 
-def _memory_available(device: jax.Device) -> int | None:
+def _memory_available(device: Device) -> int | None:
     """Bytes a run can use on ``device``: an accelerator's allocator limit, or the host's available
     memory for a CPU device (None where neither is known)."""
     if device.platform == "cpu":
@@ -83,9 +84,10 @@ def check_memory(trainer: Trainer) -> None:
     devices = default_devices(trainer.config.num_devices)
     local = [d for d in devices if d.process_index == jax.process_index()]
     limits = [_memory_available(d) for d in local]
-    if not limits or None in limits:
+    known = [b for b in limits if b is not None]
+    if not known or len(known) < len(limits):
         return
-    have = limits[0] if local[0].platform == "cpu" else sum(limits)  # CPU devices share the host's memory
+    have = known[0] if local[0].platform == "cpu" else sum(known)  # CPU devices share the host's memory
     need = memory_estimate(trainer) * len(local) // len(devices)  # this process's share
     if need > have:
         c = trainer.config

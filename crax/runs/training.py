@@ -113,7 +113,8 @@ def train(
             envs = [(make_env(record["env"], env_kwargs), record["env"])]
         run_dir = Path(run_dir)
     else:
-        cls = get_learner(learner)
+        # learner=None without resume reaches the registry as a name and fails as an unknown learner
+        cls = get_learner(learner)  # pyright: ignore[reportArgumentType]
         if stages:
             if len(stages) < 2:
                 raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")
@@ -146,6 +147,7 @@ def train(
             distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
             if distributed.is_main():
                 run_dir.mkdir(parents=True, exist_ok=True)
+    assert isinstance(run_dir, Path)  # made a Path above, on resume or not (for the type checker)
     lock = RunLock(run_dir).acquire() if distributed.is_main() else None
     try:
         if lock is not None and not resume and (run_dir / ckpt.CONFIG_FILE).exists():  # a run started since the check
@@ -333,17 +335,17 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: l
             good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
             for j in range(good):
                 step = (it + j + 1) * steps_per_iter
-                per_seed = [{**seed_metrics(metrics, s, j), "perf/steps_per_second": sps,
+                by_seed = [{**seed_metrics(metrics, s, j), "perf/steps_per_second": sps,
                              **({"curriculum/stage": stage} if len(envs) > 1 else {})} for s in range(seeds)]
-                for s, values in enumerate(per_seed):
+                for s, values in enumerate(by_seed):
                     if values["episode/count"] > 0:
                         last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
                     else:  # no episode finished in this iteration: nothing to report for episodes
                         for k in [k for k in values if k.startswith("episode/") and k != "episode/count"]:
                             values.pop(k)
-                logger.log(step, per_seed)
-                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in per_seed]))
-                               for k in per_seed[0] if k.startswith("multiplier/")}
+                logger.log(step, by_seed)
+                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in by_seed]))
+                               for k in by_seed[0] if k.startswith("multiplier/")}
             if good < n:
                 flush()
                 found = ckpt.checkpoints(run_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -64,6 +64,9 @@ class Suite(nnx.Module):
     level: int
     sensors: nnx.List
     constraints: nnx.List
+
+    if TYPE_CHECKING:  # how crax.make builds every suite: SuiteClass(body, level, **parameters)
+        def __init__(self, body: Body, level: int, **params: Any) -> None: ...
 
     @classmethod
     def level_params(cls, level: int) -> dict[str, Any]:

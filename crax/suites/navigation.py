@@ -22,6 +22,7 @@ from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice
 from crax.core.scene import GROUP_HAZARD, GROUP_WALL
+from crax.costs.base import Constraint
 from crax.costs.contact import HazardContact
 from crax.costs.proximity import HazardProximity
 from crax.objects.base import Placeable
@@ -100,7 +101,8 @@ class NavigationSuite(Suite):
             p.label = label
         contact_geoms = tuple(name for p in hazards.values() for name in p.contact_geoms()) + (
             WALL_NAMES if wall_extent is not None else ())
-        constraints = [HazardProximity(p, cost_scale=cost_scale) for p in hazards.values() if not p.collidable]
+        constraints: list[Constraint] = [HazardProximity(p, cost_scale=cost_scale) for p in hazards.values()
+                                          if not p.collidable]
         if contact_geoms:
             constraints.append(HazardContact(contact_geoms, collision_cost=collision_cost))
         self.constraints = nnx.List(constraints)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import jax
 import jax.numpy as jnp
@@ -130,7 +130,7 @@ class Push(NavigationSuite):
 
     @property
     def block(self) -> Block:
-        return self.props["block"]
+        return cast(Block, self.props["block"])
 
     def _direction(self, key: jax.Array) -> jax.Array:
         angle = jax.random.uniform(key, (), minval=-jnp.pi, maxval=jnp.pi)

@@ -79,6 +79,7 @@ class Reach(Suite):
 
     name = "Reach"
     requires = frozenset({ARM})
+    body: Any  # an arm body: a Body with links, set_target, target and fingertip (plugins.validate checks)
     params = {
         "num_hazards": COUNT,
         "hazard_radius": POSITIVE,
@@ -141,7 +142,7 @@ class Reach(Suite):
         self.reach_bonus = TaskParam(jnp.asarray(reach_bonus, jnp.float32))
         self.reach_radius = TaskParam(jnp.asarray(reach_radius, jnp.float32))
         self.sensors = nnx.List([Lidar("hazards", num_bins=lidar_bins, max_dist=lidar_max_dist)])
-        chain = tuple(body.prefix + b for b in body.links)
+        chain = tuple(body.prefix + b for b in self.body.links)
         self.constraints = nnx.List(
             [ArmTouch(self.zones, chain, samples_per_link=samples_per_link, cost_scale=cost_scale)]
         )
