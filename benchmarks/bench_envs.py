@@ -4,11 +4,11 @@ Usage::
 
     python benchmarks/bench_envs.py --envs AntVelocity1 AntGoal1 --num-envs 64 256 1024
     python benchmarks/bench_envs.py --suite Velocity          # level 1 of every body in the suite
-    python benchmarks/readme_tables.py                        # regenerate the README tables
+    python benchmarks/readme_tables.py                        # regenerate the tables of README.md and docs/
 
 Appends one JSON line per (env id, N) to ``benchmarks/results/bench_envs.jsonl`` with the machine,
 its load average when the row was taken, the date and the ``sitting`` (when this invocation
-started: rows of one sitting are comparable with each other); the README table is generated from
+started: rows of one sitting are comparable with each other); the bench table of docs/performance.md is generated from
 the latest row of each (env, N), and the navigation table compares envs within one sitting. Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
 bodies keep short timings; the best of ``--repeats`` calls is reported for the env and for the bare
 physics (``mjx.step`` × frame skip on the same model and batch), measured back to back.

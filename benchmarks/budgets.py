@@ -8,7 +8,7 @@ Trains the learner twice with the same seed and batch: once with ``--budgets`` (
 term) and once with ``safety_bound`` = the sum of the budgets (one multiplier for the summed cost).
 Per term, the episodic cost is averaged over the training episodes of the last ``--last-fraction``
 of the run (``episode/cost/<term>``) and divided by the term's budget. Writes
-``benchmarks/results/budgets_<ENV>.{json,md}``; the README table is generated from the ``.md``.
+``benchmarks/results/budgets_<ENV>.{json,md}``; the table in docs/results.md is generated from the ``.md``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Usage::
 ``crax table`` groups runs by (learner, env, bound), so two ways of training one learner on one env
 fall into one cell; this keeps them apart under their labels. For each run: mean episodic R and C
 of the final evaluation over seeds with 95% Student-t intervals, and *safe* (mean C < d). Writes
-``benchmarks/results/<OUT>.{md,json}`` (the README table is generated from the ``.md``).
+``benchmarks/results/<OUT>.{md,json}`` (the table in docs/results.md is generated from the ``.md``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import tyro
 
 from crax.runs.checkpoint import read_config
-from crax.studies.runs import read_result
+from crax.studies.collect import read_result
 from crax.studies.stats import mean_interval
 
 RESULTS = Path(__file__).parent / "results"

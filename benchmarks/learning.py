@@ -54,7 +54,7 @@ class Args:
     seed: int = 0
     """Seed of every run."""
     desync_episodes: bool = True
-    """Start training envs at random steps of their first episode (SPEC decision 11)."""
+    """Start training envs at random steps of their first episode (decision 57)."""
     tag: str = ""
     """Suffix of the output files (e.g. ``-sync`` for a run with --no-desync-episodes)."""
     last_iterations: int = 20

@@ -1,12 +1,14 @@
-"""Regenerates the README's result tables from the files in ``benchmarks/results/``.
+"""Regenerates the result tables of README.md and the docs pages from the files in ``benchmarks/results/``.
 
 Usage::
 
-    python benchmarks/readme_tables.py            # rewrite README.md in place
-    python benchmarks/readme_tables.py --check    # exit 1 if README.md is out of date
+    python benchmarks/readme_tables.py                            # rewrite README.md and docs/*.md in place
+    python benchmarks/readme_tables.py --check                    # exit 1 if any of them is out of date
+    python benchmarks/readme_tables.py --file docs/results.md     # only the pages named (repeatable)
 
-Each generated table sits between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` in the
-README; everything between the markers is replaced. Tables:
+Each generated table sits between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` in a page;
+everything between the markers is replaced, and the same table may appear on several pages. Tables
+are never typed by hand. Tables:
 
 - ``bench-envs``: ``bench_envs.jsonl`` (latest row per env id and N), env steps/s and the ratio to bare
   physics, one row per env id.
@@ -30,6 +32,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def pages() -> list[Path]:
+    """Every page whose tables this tool fills: README.md and the Markdown pages of docs/."""
+    return [README, *sorted(DOCS.glob("*.md"))]
 
 
 def bench_envs_table() -> str:
@@ -147,17 +155,24 @@ def rewrite(text: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
-    parser.add_argument("--file", type=Path, default=README, help="Markdown file to rewrite")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is not up to date")
+    parser.add_argument("--file", type=Path, action="append",
+                        help="a Markdown page to rewrite (repeatable); default: README.md and docs/*.md")
     args = parser.parse_args()
-    old = args.file.read_text()
-    new = rewrite(old)
-    if args.check:
-        if new != old:
-            print(f"{args.file} is out of date: run python benchmarks/readme_tables.py", file=sys.stderr)
-            raise SystemExit(1)
-        return
-    args.file.write_text(new)
+    stale = []
+    for path in args.file or pages():
+        old = path.read_text()
+        new = rewrite(old)
+        if new == old:
+            continue
+        if args.check:
+            stale.append(path)
+        else:
+            path.write_text(new)
+    if stale:
+        print("out of date: " + ", ".join(str(p) for p in stale) + "; run python benchmarks/readme_tables.py",
+              file=sys.stderr)
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

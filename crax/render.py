@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -158,7 +159,7 @@ _scenes: weakref.WeakKeyDictionary[Env, _Scene] = weakref.WeakKeyDictionary()
 
 
 def _scene(env: Env) -> _Scene:
-    base = env.unwrapped
+    base: Any = env.unwrapped  # a crax task env (mj_model, body, suite), checked below by what it has
     if base in _scenes:
         return _scenes[base]
     if not isinstance(getattr(base, "mj_model", None), mujoco.MjModel) or not hasattr(base, "body"):
@@ -227,7 +228,7 @@ def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray]
     if isinstance(states, Sequence) and not isinstance(states, State):
         if not states:
             raise ValueError("states is an empty sequence; give at least one State")
-        states = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+        states = cast(State, jax.tree.map(lambda *xs: jnp.stack(xs), *states))
     d = states.data
     fields = {k: getattr(d, k) for k in ("qpos", "qvel", "act", "mocap_pos", "mocap_quat")}
     fields, cost = jax.device_get((fields, states.cost))
@@ -260,7 +261,8 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
     fields, cost, single = _host_arrays(states)
     m, d = scene.model, scene.data
     if fields["qpos"].shape[1] != m.nq:
-        raise ValueError(f"states have {fields['qpos'].shape[1]} qpos entries; {env.unwrapped.id} has {m.nq}: "
+        task: Any = env.unwrapped  # a crax task env: _scene checked
+        raise ValueError(f"states have {fields['qpos'].shape[1]} qpos entries; {task.id} has {m.nq}: "
                          "were they produced by this env?")
     renderer = scene.renderer(int(width), int(height))
     frames = np.empty((len(cost), int(height), int(width), 3), np.uint8)
@@ -369,7 +371,8 @@ def _write_h264(path: Path, frames: np.ndarray, fps: float) -> None:
     cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
            "-s", f"{width}x{height}", "-r", str(Fraction(fps).limit_denominator()), "-i", "-", "-an",
            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "15", str(path)]
-    done = subprocess.run(cmd, input=memoryview(np.ascontiguousarray(frames)).cast("B"),
+    # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
+    done = subprocess.run(cmd, input=memoryview(np.ascontiguousarray(frames)).cast("B"),  # pyright: ignore[reportArgumentType]
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     if done.returncode:
         raise RuntimeError(f"ffmpeg could not write {path} (exit code {done.returncode}): "

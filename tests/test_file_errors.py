@@ -11,7 +11,7 @@ import pytest
 from crax.cli import main
 from crax.runs.metrics import read_metrics
 from crax.studies import find_runs
-from crax.studies.runs import read_curves
+from crax.studies.collect import read_curves
 from tests.studies.runs import write_run
 
 

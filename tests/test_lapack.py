@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import crax  # noqa: F401  (installs the split lowerings)
 from crax.devices import lapack as _lapack
 
 N, BATCH = 18, 256  # Spider: nv = 18; measure_tau trains 256 envs
@@ -47,8 +46,17 @@ def lapack_calls(fn, *args):
     return calls
 
 
-def test_installed():
+@pytest.fixture(autouse=True, scope="module")
+def split():
+    """The split lowerings, as crax installs them where it starts work (``crax.make``, the Trainer, the CLI)."""
     assert _lapack.install()
+
+
+def test_installed_where_crax_starts_work_not_at_import():
+    script = ("import crax; from crax.devices import lapack; assert not lapack._installed, 'installed at import'; "
+              "crax.make('PointGoal1'); assert lapack._installed, 'not installed by crax.make'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "ok", out.stderr
 
 
 def test_batched_calls_stay_below_parallel_threshold():
@@ -79,7 +87,8 @@ def test_split_results_match_numpy(batch):
 
 REPRO = textwrap.dedent("""
     import jax, jax.numpy as jnp
-    import crax
+    from crax.devices import startup
+    startup.configure_jax()  # what crax.make, the Trainer and the CLI call first
     x = jax.random.normal(jax.random.key(0), (4, 256, 18, 18))
     m = x @ jnp.swapaxes(x, -1, -2) + 18 * jnp.eye(18)
 

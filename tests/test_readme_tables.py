@@ -1,4 +1,4 @@
-"""The README's result tables are generated from ``benchmarks/results/`` (never typed by hand)."""
+"""The result tables of README.md and docs/*.md are generated from ``benchmarks/results/`` (never typed by hand)."""
 
 import importlib.util
 from pathlib import Path
@@ -13,19 +13,28 @@ def load_tables():
     return module
 
 
-def test_readme_tables_match_the_results_files():
+def test_every_page_with_tables_matches_the_results_files():
     tables = load_tables()
-    text = (ROOT / "README.md").read_text()
-    names = [m.group("name") for m in tables.PATTERN.finditer(text)]
-    assert "bench-envs" in names
-    assert tables.rewrite(text) == text, "README tables are stale: run python benchmarks/readme_tables.py"
+    pages = tables.pages()
+    assert ROOT / "README.md" in pages and ROOT / "docs" / "results_history.md" in pages
+    assert set(ROOT.joinpath("docs").glob("*.md")) <= set(pages)
+    stale = [p.relative_to(ROOT) for p in pages if tables.rewrite(p.read_text()) != p.read_text()]
+    assert not stale, f"tables are stale in {stale}: run python benchmarks/readme_tables.py"
 
 
-def test_results_history_tables_match_the_results_files():
+def test_the_tables_are_where_the_pages_show_them():
     tables = load_tables()
-    text = (ROOT / "docs" / "results_history.md").read_text()
-    assert "learning-PointGoal1-before" in [m.group("name") for m in tables.PATTERN.finditer(text)]
-    assert tables.rewrite(text) == text, "run python benchmarks/readme_tables.py --file docs/results_history.md"
+    names = {p.relative_to(ROOT).as_posix(): {m.group("name") for m in tables.PATTERN.finditer(p.read_text())}
+             for p in tables.pages()}
+    assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
+    assert "learning-PointGoal1-before" in names["docs/results_history.md"]
+    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector"} <= names["docs/performance.md"]
+    assert "tau" in names["docs/environments.md"]
+    every = set().union(*names.values())
+    for stem in ("sweep_bounds_PointGoal1", "curriculum_PointGoal3", "budgets_PointGoal2"):
+        assert f"md-{stem}" in every
+    for path in sorted(ROOT.joinpath("benchmarks", "results").glob("learning_*.json")):
+        assert "learning-" + path.stem.removeprefix("learning_") in every, f"{path.name} has no table on any page"
 
 
 def test_rewrite_replaces_only_between_markers(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import importlib.resources.abc
 from typing import ClassVar
 
 import jax
@@ -161,7 +162,8 @@ class Body(nnx.Module):
         substep; this reads the velocity the step ends with. The default maps ``qvel`` through the
         torso's translational Jacobian; bodies whose root joints give it directly override it.
         """
-        jacp, _ = mjx.jac(model, data, data.xpos[self.torso_id], self.torso_id)
+        # mjx annotates body_id as an Array; it only compares and indexes with it, so an int serves
+        jacp, _ = mjx.jac(model, data, data.xpos[self.torso_id], self.torso_id)  # pyright: ignore[reportArgumentType]
         return jacp.T @ data.qvel
 
     def planar_velocity(self, before: mjx.Data, data: mjx.Data) -> jax.Array:

@@ -10,7 +10,7 @@ import mujoco
 
 from crax.bodies.base import LOCOMOTION, NAVIGATION
 from crax.bodies.free import FreeBody
-from crax.core.mjx import mjx
+from crax.core.mjx import jax_impl, mjx
 
 
 class Humanoid(FreeBody):
@@ -66,11 +66,11 @@ class Humanoid(FreeBody):
 
     def observe(self, data: mjx.Data) -> jax.Array:
         rows = jnp.asarray(self.obs_bodies)
-        cfrc_ext = self._rne_postconstraint(data)._impl.cfrc_ext
+        cfrc_ext = jax_impl(self._rne_postconstraint(data)).cfrc_ext
         return jnp.concatenate([
             self.qpos(data)[2:],
             self.qvel(data),
-            data._impl.cinert[rows].ravel(),
+            jax_impl(data).cinert[rows].ravel(),
             data.cvel[rows].ravel(),
             data.qfrc_actuator[slice(*self.qvel_adr)],
             cfrc_ext[rows].ravel(),

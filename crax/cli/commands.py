@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -176,16 +176,17 @@ def _main(argv: list[str] | None) -> None:
         if not argv or argv[0] in ("-h", "--help"):
             print(USAGE)
             return
+        subcommands: dict[str, Any] = {  # tyro reads the Annotated form too; its signature wants callables
+            "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
+            "params": ParamsCmd,
+            "bench": BenchCmd,
+            "render": RenderCmd,
+            "sweep": _studies().SweepCmd,
+            "table": _studies().TableCmd,
+            "plot": _studies().PlotCmd,
+        }
         cmd = tyro.extras.subcommand_cli_from_dict(
-            {
-                "list": Annotated[ListCmd, tyro.conf.arg(name="list")],
-                "params": ParamsCmd,
-                "bench": BenchCmd,
-                "render": RenderCmd,
-                "sweep": _studies().SweepCmd,
-                "table": _studies().TableCmd,
-                "plot": _studies().PlotCmd,
-            },
+            subcommands,
             args=argv,
             prog="crax",
         )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import tyro
 
 
-def fail(prog: str, error: Exception) -> None:
+def fail(prog: str, error: Exception) -> NoReturn:
     """Prints ``<prog>: error: <error>`` to stderr and exits with status 2 (bad input), as argparse does."""
     print(f"{prog}: error: {error}", file=sys.stderr)
     raise SystemExit(2)

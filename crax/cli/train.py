@@ -198,7 +198,7 @@ def parse_learner_command(argv: list[str], prog: str, description: str, extra: t
     except ValueError as e:
         fail(prog, e)
     commands = {name: _command_type(cls, extra) for name, cls in table.items()}
-    union = Union[tuple(  # noqa: UP007 - a runtime-built union needs typing.Union
+    union: Any = Union[tuple(  # noqa: UP007 - a runtime-built union needs typing.Union
         Annotated[cmd, tyro.conf.subcommand(name, description=(table[name].__doc__ or "").strip().splitlines()[0])]
         for name, cmd in commands.items()
     )]

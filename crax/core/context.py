@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import jax
 from flax import struct
@@ -34,3 +34,6 @@ class Context:
     task: dict[str, Any]
     action: jax.Array | None = None
     agent_velocity: jax.Array | None = None
+
+    if TYPE_CHECKING:  # flax.struct.dataclass adds replace() at runtime; pyright cannot see it
+        def replace(self, **updates: Any) -> Self: ...

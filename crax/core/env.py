@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import jax
 import jax.numpy as jnp
@@ -50,6 +50,9 @@ class State:
     truncation: jax.Array
     info: dict[str, Any]
     metrics: dict[str, jax.Array]
+
+    if TYPE_CHECKING:  # flax.struct.dataclass adds replace() at runtime; pyright cannot see it
+        def replace(self, **updates: Any) -> Self: ...
 
 
 class Env(abc.ABC):
@@ -173,7 +176,7 @@ class EpisodeStats(Wrapper):
 def key_batch_size(key: jax.Array) -> int | None:
     """The number of keys in a 1-D batch of PRNG keys (typed ``jax.random.key`` or raw ``PRNGKey``
     data), or None for a single key."""
-    raw = not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    raw = not jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
     return None if key.ndim == int(raw) else int(key.shape[0])
 
 
@@ -294,7 +297,7 @@ class SauteBudget(Wrapper):
     """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
 
     The budget is the discounted equivalent of the episodic bound d over the episode length T
-    (SPEC decision 9): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
+    (SPEC decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
     d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
     ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
     reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The

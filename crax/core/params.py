@@ -75,7 +75,7 @@ class Range:
             return self.optional
         if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
             return False
-        if np.ndim(value) != 0:
+        if np.ndim(value) != 0:  # pyright: ignore[reportArgumentType]  (numpy's ArrayLike omits numbers.Real)
             return False
         if self.integer and not isinstance(value, (numbers.Integral, np.integer)):
             return False
@@ -167,7 +167,7 @@ def ranged(default: Any, *, gt: float | None = None, ge: float | str | None = No
     """A learner config field with ``default`` and its :class:`Range`: ``ranged(0.99, ge=0, le=1)``;
     ``gt``/``lt`` are exclusive ends, ``ge``/``le`` inclusive ones, ``ge`` may name another field."""
     at_least = ge if isinstance(ge, str) else None
-    ge = None if at_least else ge
+    ge = None if isinstance(ge, str) else ge
     if (gt is not None and ge is not None) or (lt is not None and le is not None):
         raise TypeError("give one numeric lower end (gt or ge) and one upper end (lt or le)")
     valid = Range(lo=gt if gt is not None else ge, hi=lt if lt is not None else le, lo_open=gt is not None,

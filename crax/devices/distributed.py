@@ -12,11 +12,19 @@ With a single process every function here reduces to its plain single-host form.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
+
+if TYPE_CHECKING:
+    # jax.Device is bound at runtime to jaxlib's compiled device class, which ships no stub, so a
+    # type checker reads it as a variable and refuses it in annotations; annotate with this instead
+    Device: TypeAlias = Any
+else:
+    Device = jax.Device
 
 
 def initialize(coordinator_address: str, num_processes: int | None = None, process_id: int | None = None) -> None:
@@ -50,7 +58,7 @@ def is_main() -> bool:
 
 def is_key(x: Any) -> bool:
     """Whether ``x`` is an array of typed PRNG keys."""
-    return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
 
 
 def to_host(tree: Any) -> Any:
@@ -63,8 +71,9 @@ def to_host(tree: Any) -> Any:
         if not isinstance(x, jax.Array):
             return x
         if is_key(x):
-            return jax.random.wrap_key_data(np.asarray(multihost_utils.process_allgather(jax.random.key_data(x),
-                                                                                          tiled=True)))
+            # jax annotates key_bits_array as an Array; it takes a NumPy array as well
+            return jax.random.wrap_key_data(np.asarray(multihost_utils.process_allgather(  # pyright: ignore[reportArgumentType]
+                jax.random.key_data(x), tiled=True)))
         return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
     return jax.tree.map(gather, tree)
@@ -87,13 +96,13 @@ def barrier(name: str) -> None:
         multihost_utils.sync_global_devices(name)
 
 
-def global_devices(local: list[jax.Device]) -> list[jax.Device]:
+def global_devices(local: list[Device]) -> list[Device]:
     """The devices at the same local positions as ``local`` on every process (``local`` itself with one)."""
     if not multiprocess():
         return local
     mine = jax.local_devices()
     positions = [mine.index(d) for d in local]
-    by_process: dict[int, list[jax.Device]] = {}
+    by_process: dict[int, list[Device]] = {}
     for d in jax.devices():
         by_process.setdefault(d.process_index, []).append(d)
     return [devices[i] for _, devices in sorted(by_process.items()) for i in positions]

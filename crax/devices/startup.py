@@ -63,7 +63,8 @@ def compile_cache() -> str | None:
     warning when the directory cannot be made). Idempotent."""
     import jax
 
-    current = jax.config.jax_compilation_cache_dir
+    # jax adds its options to jax.config as properties at runtime, so a type checker sees none
+    current = jax.config.jax_compilation_cache_dir  # pyright: ignore[reportAttributeAccessIssue]
     if current or not _cache_wanted():
         return current or None
     path = default_cache_dir()
@@ -110,7 +111,7 @@ def quiet_xla_log() -> None:
     if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "1") != "1":
         return
     try:
-        from jax._src.lib import utils
+        from jax._src.lib import utils  # pyright: ignore[reportPrivateImportUsage]  (jax internals, on purpose)
     except ImportError:
         return
     with contextlib.suppress(AttributeError):
@@ -124,7 +125,8 @@ def announce_compile() -> None:
         _notice["said"] = True
         import jax
 
-        cached = "cached afterwards" if jax.config.jax_compilation_cache_dir else "the compile cache is off"
+        cache_dir = jax.config.jax_compilation_cache_dir  # pyright: ignore[reportAttributeAccessIssue]
+        cached = "cached afterwards" if cache_dir else "the compile cache is off"
         print(f"crax: compiling (first call takes minutes on a CPU; {cached})", file=sys.stderr, flush=True)
 
 

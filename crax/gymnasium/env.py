@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -44,6 +45,8 @@ class _Adapter:
     env: Env
     state: State | None
     np_random: np.random.Generator
+    _reset_fn: Callable[[jax.Array], State]
+    _step_fn: Callable[[State, Any], State]
 
     def _setup(self, env: Env, step_env: Env, render_mode: str | None, render_kwargs: dict[str, Any]) -> None:
         check_render_mode(render_mode)
@@ -73,7 +76,7 @@ class _Adapter:
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported: crax envs take no reset options")
 
-    def _action(self, action: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    def _action(self, action: Any, shape: tuple[int, ...] | None, what: str) -> np.ndarray:
         a = np.asarray(action, dtype=np.float32)
         if a.shape != shape:
             raise ValueError(f"action has shape {a.shape}; {getattr(self.env, 'id', 'the env')} expects {shape} {what}")
@@ -101,7 +104,7 @@ class _Adapter:
         render = sys.modules.get("crax.render")
         if self.render_mode is not None and render is not None:
             render.close(self.env)
-        super().close(**kwargs)
+        super().close(**kwargs)  # pyright: ignore[reportAttributeAccessIssue]  (gym.Env's or VectorEnv's, next in the MRO)
 
 
 class CraxEnv(_Adapter, gym.Env):

@@ -13,7 +13,7 @@ you want it). SB3 itself is imported when this module is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -57,7 +57,7 @@ class CraxSB3VecEnv(VecEnv):
             raise ValueError(f"seeds {seeds}: seed every env or none (crax resets the batch together)")
         if any(self._options):
             raise ValueError(f"reset options {self._options} are not supported: crax envs take no reset options")
-        obs, _ = self.venv.reset(seed=seeds)
+        obs, _ = self.venv.reset(seed=cast("list[int] | None", seeds))  # None or every env seeded (checked above)
         self._reset_seeds()
         self._reset_options()
         return obs

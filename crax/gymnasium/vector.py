@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import gymnasium as gym
 import jax
@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from crax.core.env import Env
+from crax.core.env import Env, State
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
 from crax.gymnasium.env import _MAX_SEED, _Adapter, action_box, host, observation_box
 
@@ -81,7 +81,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
     def reset(self, *, seed: int | Sequence[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         seeds = self._seed_list(seed)
-        seed = None if seed is None or seeds else int(seed)
+        seed = None if seed is None or seeds else int(cast(int, seed))  # _seed_list found one int
         super().reset(seed=seed)
         self._check_options(options)
         if seeds:
@@ -105,7 +105,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
                          f"(one per env); got {seed!r}")
 
     @functools.cached_property
-    def _reset_each(self):
+    def _reset_each(self) -> Callable[[jax.Array], State]:
         """Resets env i from key i as a one-env stack would: the one-env reset vmapped over the keys."""
         one = batched_stack(self.env, 1, self.autoreset_mode)
         return jax.jit(lambda keys: jax.tree.map(lambda x: x[:, 0], jax.vmap(one.reset)(keys)))

@@ -41,6 +41,7 @@ class FOCOPS(ConstrainedPPO):
 
     name: ClassVar[str] = "focops"
     Config: ClassVar[type[PPOConfig]] = FOCOPSConfig
+    config: FOCOPSConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:

@@ -38,6 +38,7 @@ class P3O(ConstrainedPPO):
 
     name: ClassVar[str] = "p3o"
     Config: ClassVar[type[PPOConfig]] = P3OConfig
+    config: P3OConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:

@@ -24,6 +24,7 @@ class PPOCost(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-cost"
     Config: ClassVar[type[PPOConfig]] = PPOCostConfig
+    config: PPOCostConfig  # the instance of Config that __init__ stores
     reads_bound: ClassVar[bool] = False
 
     def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:

@@ -32,6 +32,7 @@ class PPOLag(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-lag"
     Config: ClassVar[type[PPOConfig]] = PPOLagConfig
+    config: PPOLagConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:

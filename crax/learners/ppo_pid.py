@@ -38,6 +38,7 @@ class PPOPID(ConstrainedPPO):
 
     name: ClassVar[str] = "ppo-pid"
     Config: ClassVar[type[PPOConfig]] = PPOPIDConfig
+    config: PPOPIDConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
     def init_multipliers(self) -> None:

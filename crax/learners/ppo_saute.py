@@ -12,7 +12,7 @@ from crax.learners.base import ConstrainedPPO, PPOConfig
 
 @dataclasses.dataclass(frozen=True)
 class PPOSauteConfig(PPOConfig):
-    """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, SPEC decision 9)."""
+    """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, SPEC decision 55)."""
 
     safety_bound: float = ranged(25.0, gt=0)
     """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""

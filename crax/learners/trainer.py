@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import jax
 import jax.numpy as jnp
@@ -87,6 +87,9 @@ class TrainState:
     env_steps: jax.Array
     iteration: jax.Array
 
+    if TYPE_CHECKING:  # flax.struct.dataclass adds replace() at runtime; pyright cannot see it
+        def replace(self, **updates: Any) -> Self: ...
+
 
 @struct.dataclass
 class Transition:
@@ -117,7 +120,7 @@ class Trainer:
     """
 
     def __init__(self, learner_cls: type[ConstrainedPPO], config: PPOConfig, env: Env,
-                 devices: list[jax.Device] | None = None):
+                 devices: list[distributed.Device] | None = None):
         if type(config) is not learner_cls.Config:
             raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
                              f"{learner_cls.name!r}, got {type(config).__qualname__}")
@@ -431,7 +434,7 @@ def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> Stat
     return env_state.replace(info={**env_state.info, "steps": offsets, "episode": episode})
 
 
-def default_devices(num_devices: int) -> list[jax.Device]:
+def default_devices(num_devices: int) -> list[distributed.Device]:
     """The devices a trainer spreads over: the first ``num_devices`` local devices, or with 0 every
     accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.devices.distributed`),
     the same choice on every process.
@@ -450,7 +453,7 @@ def default_devices(num_devices: int) -> list[jax.Device]:
 
 
 def state_sharding(abstract: TrainState, num_seeds: int, num_envs: int,
-                   devices: list[jax.Device] | None = None) -> TrainState | None:
+                   devices: list[distributed.Device] | None = None) -> TrainState | None:
     """How a seed-batched :class:`TrainState` is laid out over ``devices`` (default: all local devices).
 
     Seeds are spread over the devices when their count divides evenly (no communication at all);

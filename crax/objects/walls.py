@@ -1,4 +1,4 @@
-"""The arena's outer walls as sensed objects (docs/SPEC.md section 7, decision 8)."""
+"""The arena's outer walls as sensed objects (docs/SPEC.md section 7, decision 54)."""
 
 from __future__ import annotations
 

@@ -30,28 +30,34 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 @hookspec
 def crax_register_bodies() -> list[type]:
     """Body classes (subclasses of :class:`crax.bodies.Body`)."""
+    ...
 
 
 @hookspec
 def crax_register_sensors() -> list[type]:
     """Sensor classes (subclasses of :class:`crax.sensors.Sensor`)."""
+    ...
 
 
 @hookspec
 def crax_register_hazards() -> list[type]:
     """Hazard / prop classes: placeables (subclasses of :class:`crax.objects.Placeable`)."""
+    ...
 
 
 @hookspec
 def crax_register_constraints() -> list[type]:
     """Constraint (cost) term classes (subclasses of :class:`crax.costs.Constraint`)."""
+    ...
 
 
 @hookspec
 def crax_register_suites() -> list[type]:
     """Suite classes (subclasses of :class:`crax.suites.Suite`)."""
+    ...
 
 
 @hookspec
 def crax_register_learners() -> list[type]:
     """Learner classes (subclasses of :class:`crax.learners.ConstrainedPPO`)."""
+    ...

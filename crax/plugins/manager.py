@@ -18,6 +18,7 @@ import functools
 import importlib.metadata
 import os
 import warnings
+from typing import cast
 
 import pluggy
 
@@ -167,6 +168,7 @@ class Registry:
                     self._rejected[kind][name if isinstance(name, str) else repr(cls)] = e
                     warnings.warn(f"{e}; it is skipped", stacklevel=4)
                     continue
+                name = cast(str, name)  # check_class passed: the class defines a valid name
                 claimants = claims[kind].setdefault(name, [])
                 if all(cls is not other for _, other in claimants):  # one class returned twice is no clash
                     claimants.append((plugin, cls))

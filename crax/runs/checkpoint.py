@@ -191,7 +191,8 @@ def _read(path: Path, template) -> dict[str, Any]:
         if value.shape != want:
             raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: {name!r} has shape "
                              f"{value.shape}, expected {want}")
-        restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))
+        # jax annotates wrap_key_data's argument as an Array; it takes a NumPy array as well
+        restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))  # pyright: ignore[reportArgumentType]
     state = jax.tree_util.tree_unflatten(treedef, restored)
     return {"state": state, "env_steps": env_steps, "iteration": iteration, "path": path}
 

@@ -14,11 +14,18 @@ import math
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.compat.proto import event_pb2 as _event_pb2
+from tensorboard.compat.proto import summary_pb2 as _summary_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+# protobuf makes these modules' message classes (Event, SessionLog, Summary) at runtime, and
+# tensorboard ships no stubs for them, so a type checker sees none: use them untyped
+event_pb2: Any = _event_pb2
+summary_pb2: Any = _summary_pb2
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -66,7 +73,7 @@ class RunLogger:
                 w.session_start(resume_step + 1)
         self._jsonl = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
-    def log(self, step: int, per_seed: list[Mapping[str, float]]) -> None:
+    def log(self, step: int, per_seed: Sequence[Mapping[str, float]]) -> None:
         for seed, (writer, values) in enumerate(zip(self.writers, per_seed, strict=True)):
             clean = {k: float(v) for k, v in values.items() if math.isfinite(float(v))}
             writer.scalars(step, clean)
@@ -92,7 +99,7 @@ class RunLogger:
 class NullLogger:
     """The logger of a process that writes nothing (every process but 0 of a multi-process run)."""
 
-    def log(self, step: int, per_seed: list[Mapping[str, float]]) -> None:
+    def log(self, step: int, per_seed: Sequence[Mapping[str, float]]) -> None:
         pass
 
     def flush(self) -> None:

@@ -1,23 +1,13 @@
-"""Training and evaluation runs: the programmatic API and the ``crax train`` / ``crax eval`` commands.
-
-Programmatic use (e.g. from a notebook)::
+"""Training runs: :func:`train` (a new run, a resumed one or curriculum stages) and :func:`complete_run`.
 
     from crax import runs
     from crax.learners import PPOLag
     result = runs.train("ppo-lag", PPOLag.Config(total_steps=2_000_000), "PointGoal1")
     result.final            # per seed: final evaluation return, cost and whether it is safe
-    runs.evaluate(result.run_dir, episodes=64)
 
-Command line (``crax.cli.main`` calls :func:`train_main` / :func:`eval_main` with the arguments after the
-sub-command)::
-
-    crax train ppo-lag --env PointGoal1 --total-steps 2e6 --num-seeds 3
-    crax train ppo-lag --env AntVelocity1 --constraint action_energy:weight=0.05   # an added cost term
-    crax train --resume runs/PointGoal1-ppo-lag-20250101-120000
-    crax eval runs/PointGoal1-ppo-lag-20250101-120000 --episodes 64
-
-``--env`` takes a registered id (``crax.make``) or an import path ``package.module:EnvClass`` of any
-:class:`crax.core.env.Env` subclass constructible from keyword arguments.
+``env`` takes a registered id (``crax.make``) or an import path ``package.module:EnvClass`` of any
+:class:`crax.core.env.Env` subclass constructible from keyword arguments. The command line
+(``crax train``) is :mod:`crax.cli.train`.
 
 The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
 reports progress; everything per step runs inside :class:`crax.learners.Trainer`'s jitted call.
@@ -58,7 +48,7 @@ from crax.runs.results import (
     eval_summary,
     finite_mean,
     last_episodes,
-    per_seed,
+    seed_metrics,
     write_results,
 )
 
@@ -123,7 +113,8 @@ def train(
             envs = [(make_env(record["env"], env_kwargs), record["env"])]
         run_dir = Path(run_dir)
     else:
-        cls = get_learner(learner)
+        # learner=None without resume reaches the registry as a name and fails as an unknown learner
+        cls = get_learner(learner)  # pyright: ignore[reportArgumentType]
         if stages:
             if len(stages) < 2:
                 raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")
@@ -156,6 +147,7 @@ def train(
             distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
             if distributed.is_main():
                 run_dir.mkdir(parents=True, exist_ok=True)
+    assert isinstance(run_dir, Path)  # made a Path above, on resume or not (for the type checker)
     lock = RunLock(run_dir).acquire() if distributed.is_main() else None
     try:
         if lock is not None and not resume and (run_dir / ckpt.CONFIG_FILE).exists():  # a run started since the check
@@ -343,17 +335,17 @@ def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: l
             good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
             for j in range(good):
                 step = (it + j + 1) * steps_per_iter
-                per_seed = [{**per_seed(metrics, s, j), "perf/steps_per_second": sps,
+                by_seed = [{**seed_metrics(metrics, s, j), "perf/steps_per_second": sps,
                              **({"curriculum/stage": stage} if len(envs) > 1 else {})} for s in range(seeds)]
-                for s, values in enumerate(per_seed):
+                for s, values in enumerate(by_seed):
                     if values["episode/count"] > 0:
                         last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
                     else:  # no episode finished in this iteration: nothing to report for episodes
                         for k in [k for k in values if k.startswith("episode/") and k != "episode/count"]:
                             values.pop(k)
-                logger.log(step, per_seed)
-                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in per_seed]))
-                               for k in per_seed[0] if k.startswith("multiplier/")}
+                logger.log(step, by_seed)
+                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in by_seed]))
+                               for k in by_seed[0] if k.startswith("multiplier/")}
             if good < n:
                 flush()
                 found = ckpt.checkpoints(run_dir)

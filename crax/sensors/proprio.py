@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import mujoco
 
 from crax.core.context import Context
-from crax.core.mjx import mjx
+from crax.core.mjx import jax_impl, mjx
 from crax.sensors.base import Sensor
 
 
@@ -78,7 +78,7 @@ class Accelerometer(_SiteSensor):
 
     def observe(self, ctx: Context) -> jax.Array:
         data = mjx.rne_postconstraint(ctx.model, ctx.data)
-        cacc = data._impl.cacc[self.body_id]
+        cacc = jax_impl(data).cacc[self.body_id]
         ang, lin = self._velocity(data)
         offset = data.site_xpos[self.site_id] - data.subtree_com[self.root_id]
         acc = cacc[3:] + jnp.cross(cacc[:3], offset) + jnp.cross(ang, lin)

@@ -7,14 +7,14 @@ summary table and their curves.
     summary = summary_table(["sweeps/d"], out="sweeps/d/table")   # .cells, .learners, .iqm_return ...
     plot_runs(["sweeps/d"], "sweeps/d/curves.png")
 
-Studies sit above the runner: they import crax.runs.training, crax.runs.checkpoint, crax.runs.metrics and
-crax.learners; nothing below imports them.
+Studies sit above runs (layer 7, docs/architecture.md): they import crax.runs and crax.learners;
+nothing below imports them, and their commands are in crax.cli.studies.
 """
 
+from crax.studies.collect import RunResult, find_runs, read_result
 from crax.studies.curriculum import curriculum
 from crax.studies.grid import Cell, Grid
 from crax.studies.plot import plot_runs
-from crax.studies.runs import RunResult, find_runs, read_result
 from crax.studies.sweep import SweepResult, sweep
 from crax.studies.table import Summary, summary_table, to_markdown
 from crax.studies.transfer import transfer

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from crax import runs
 from crax.learners.base import PPOConfig
 from crax.runs import checkpoint as ckpt
+from crax.studies.collect import MANIFEST_FILE
 from crax.studies.grid import Grid
-from crax.studies.runs import MANIFEST_FILE
 
 MANIFEST_VERSION = 1
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from crax import runs
 from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.runs.envs import check_components_target
 
 GRID_FIELDS = ("safety_bound", "num_seeds")
 
@@ -40,7 +41,7 @@ def check_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
     not fit it (checked without building the env)."""
     if ":" in env_id:
         runs.env_class(env_id)
-        runs.envs.check_components_target(env_id, dict(env_kwargs or {}))
+        check_components_target(env_id, dict(env_kwargs or {}))
         return
     from crax.tasks import compose
     from crax.tasks.catalog import parse_id
@@ -128,7 +129,7 @@ class Grid:
         """The learner config a cell trains with: defaults, then the overrides, its bound (a bound-free
         cell records the grid's first) and num_seeds."""
         cls = runs.get_learner(cell.learner)
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in self.overrides.items()}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in self.overrides.items()}
         bound = self.safety_bounds[0] if cell.safety_bound is None else cell.safety_bound
         try:
             return cls.Config(**values, safety_bound=bound, num_seeds=self.num_seeds)

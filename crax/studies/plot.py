@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from crax.studies import stats
-from crax.studies.runs import RunCurves, expand_bound_free, find_runs, read_curves
+from crax.studies.collect import RunCurves, expand_bound_free, find_runs, read_curves
 
 
 def curve_band(seeds: Iterable[tuple[tuple[int, ...], tuple[float, ...]]]) -> tuple[np.ndarray, ...]:

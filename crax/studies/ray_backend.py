@@ -45,14 +45,17 @@ def run_on_ray(jobs: list[tuple[Cell, dict[str, Any]]], manifest: Manifest, *, a
     ray = require_ray()
     if not jobs:
         return
+    from ray.exceptions import RayError
+
     from crax.studies.cells import run_cell
 
     started = not ray.is_initialized()
     if started:
-        local = {"runtime_env": {"env_vars": {"PYTHONPATH": _pythonpath()}}} if address is None else {}
+        local: dict[str, Any] = {"runtime_env": {"env_vars": {"PYTHONPATH": _pythonpath()}}} if address is None else {}
         ray.init(address=address, **local)
-    task = ray.remote(num_cpus=cpus_per_cell, num_gpus=gpus_per_cell, max_calls=1,
-                      runtime_env={"env_vars": _worker_env(cpus_per_cell, gpus_per_cell)})(run_cell)
+    # Any: Ray types remote() by positional arity, and the jobs pass run_cell's arguments by keyword
+    task: Any = ray.remote(num_cpus=cpus_per_cell, num_gpus=gpus_per_cell, max_calls=1,
+                           runtime_env={"env_vars": _worker_env(cpus_per_cell, gpus_per_cell)})(run_cell)
     refs = {}
     try:
         for cell, job in jobs:
@@ -65,7 +68,7 @@ def run_on_ray(jobs: list[tuple[Cell, dict[str, Any]]], manifest: Manifest, *, a
             cell = refs[finished[0]]
             try:
                 outcome = ray.get(finished[0])
-            except ray.exceptions.RayError as e:
+            except RayError as e:
                 outcome = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
             manifest.set(cell.name, status=outcome["status"], error=outcome["error"])
             echo(f"{cell.name}: {outcome['status']}" + (f" ({outcome['error']})" if outcome["error"] else ""))

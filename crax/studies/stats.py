@@ -65,7 +65,7 @@ def _percentile(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def stratified_bootstrap(tasks: Sequence[Sequence[float]], statistic: Callable[[np.ndarray], np.ndarray], *,
+def stratified_bootstrap(tasks: Sequence[Sequence[float]], statistic: Callable[[np.ndarray], np.ndarray | float], *,
                          reps: int = BOOTSTRAP_REPS, confidence: float = CONFIDENCE,
                          seed: int = 0) -> tuple[float, tuple[float, float]]:
     """A statistic of the pooled runs of all tasks and its stratified-bootstrap percentile interval.

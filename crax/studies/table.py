@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from crax.studies import stats
-from crax.studies.runs import RunResult, expand_bound_free, find_runs, read_result
+from crax.studies.collect import RunResult, expand_bound_free, find_runs, read_result
 
 Interval = tuple[float, float] | None
 

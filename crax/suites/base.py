@@ -7,7 +7,7 @@ import inspect
 import re
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -73,6 +73,9 @@ class Suite(nnx.Module):
     level: int
     sensors: nnx.List
     constraints: nnx.List
+
+    if TYPE_CHECKING:  # how crax.make builds every suite: SuiteClass(body, level, **parameters)
+        def __init__(self, body: Body, level: int, **params: Any) -> None: ...
 
     @classmethod
     def declared(cls) -> dict[str, Param]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -119,7 +119,7 @@ class Button(NavigationSuite):
 
     @property
     def gremlins(self) -> Gremlins:
-        return self.hazards["gremlins"]
+        return cast(Gremlins, self.hazards["gremlins"])
 
     def phase(self, clock: jax.Array) -> jax.Array:
         """φ after ``clock`` steps."""

@@ -1,7 +1,7 @@
 """Shared machinery of the navigation suites (Goal, Button, Circle, Push): walls, hazards,
 layout sampling and the lidar/compass observation.
 
-Walls are sensed (docs/SPEC.md section 7, decision 8): in a walled arena the hazard pseudo-lidar and the
+Walls are sensed (docs/SPEC.md section 7, decision 54): in a walled arena the hazard pseudo-lidar and the
 hazard compasses read ``task["obstacles"]``, the hazards plus the point of each wall nearest to
 the agent, which :meth:`NavigationSuite.context` adds to the task each step; the natural hazard
 lidar casts against hazards and walls.
@@ -23,6 +23,7 @@ from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Choice, Param
 from crax.core.scene import GROUP_HAZARD, GROUP_WALL
+from crax.costs.base import Constraint
 from crax.costs.contact import HazardContact
 from crax.costs.proximity import HazardProximity
 from crax.objects.base import Placeable
@@ -104,7 +105,8 @@ class NavigationSuite(Suite):
             p.label = label
         contact_geoms = tuple(name for p in hazards.values() for name in p.contact_geoms()) + (
             WALL_NAMES if wall_extent is not None else ())
-        constraints = [HazardProximity(p, cost_scale=values.cost_scale) for p in hazards.values() if not p.collidable]
+        constraints: list[Constraint] = [HazardProximity(p, cost_scale=values.cost_scale) for p in hazards.values()
+                                          if not p.collidable]
         if contact_geoms:
             constraints.append(HazardContact(contact_geoms, collision_cost=getattr(values, "collision_cost", 0.0)))
         self.constraints = nnx.List(constraints)

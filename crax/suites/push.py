@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -40,7 +40,7 @@ class Push(NavigationSuite):
 
     Hazards (every level): 6 collidable cubes (half 0.2, ``cost/contact`` with the walls) and 6
     cube zones (half 0.3, ``cost/cube_zones``). Only the agent pays: the block passes through the
-    hazards (collision categories, docs/SPEC.md decision 6).
+    hazards (collision categories, docs/SPEC.md decision 52).
 
     Observation: body obs, goal lidar, block lidar, hazard lidar, compasses to the 8 nearest
     hazards, then agent→block and block→goal compasses and the agent–block and block–goal
@@ -91,7 +91,7 @@ class Push(NavigationSuite):
 
     @property
     def block(self) -> Block:
-        return self.props["block"]
+        return cast(Block, self.props["block"])
 
     def _direction(self, key: jax.Array) -> jax.Array:
         angle = jax.random.uniform(key, (), minval=-jnp.pi, maxval=jnp.pi)

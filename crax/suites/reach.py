@@ -67,6 +67,7 @@ class Reach(Suite):
 
     name = "Reach"
     requires = frozenset({ARM})
+    body: Any  # an arm body: a Body with links, set_target, target and fingertip (plugins.validate checks)
     params = {
         "num_hazards": Param(valid=COUNT, doc="number of zones", levels={1: 4, 2: 7, 3: 10}),
         "hazard_radius": Param(0.035, POSITIVE, "radius of the circle zones (m)"),
@@ -105,7 +106,7 @@ class Reach(Suite):
         self.reach_bonus = TaskParam(jnp.asarray(v.reach_bonus, jnp.float32))
         self.reach_radius = TaskParam(jnp.asarray(v.reach_radius, jnp.float32))
         self.sensors = nnx.List([Lidar("hazards", num_bins=v.lidar_bins, max_dist=v.lidar_max_dist)])
-        chain = tuple(body.prefix + b for b in body.links)
+        chain = tuple(body.prefix + b for b in self.body.links)
         self.constraints = nnx.List(
             [ArmTouch(self.zones, chain, samples_per_link=v.samples_per_link, cost_scale=v.cost_scale)]
         )

@@ -126,7 +126,7 @@ def test_autoreset_draws_a_fresh_layout_and_keeps_final_obs():
 
 
 def sensed(hazards, agent_xy):
-    """What the hazard lidar sees: the hazards and the walls' points nearest the agent (SPEC decision 8)."""
+    """What the hazard lidar sees: the hazards and the walls' points nearest the agent (SPEC decision 54)."""
     return np.concatenate([hazards, np.asarray(wall_points(agent_xy, 3.0))])
 
 

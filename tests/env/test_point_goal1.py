@@ -139,7 +139,7 @@ def test_episode_length_override_truncates_at_step_7(point_goal1, steps, done):
 
 
 # ---------------------------------------------------------------------------------------------
-# Walls are sensed (SPEC decision 8): the point of each wall nearest to the agent enters the hazard
+# Walls are sensed (SPEC decision 54): the point of each wall nearest to the agent enters the hazard
 # pseudo-lidar and the hazard compasses.
 
 HAZARD_LIDAR, HAZARD_COMPASS = slice(28, 44), slice(46, 62)

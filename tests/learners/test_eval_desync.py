@@ -1,4 +1,4 @@
-"""Evaluation of both policies (SPEC decision 10) and desynchronised episode starts (decision 11)."""
+"""Evaluation of both policies (SPEC decision 56) and desynchronised episode starts (decision 57)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from crax import runs
+from crax.cli import train as train_cli
 from crax.learners import PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.lock import RunLock
@@ -57,7 +58,7 @@ def test_a_second_writer_of_a_run_folder_is_refused_naming_the_holder(tmp_path, 
     config_before = (run_dir / ckpt.CONFIG_FILE).read_bytes()
     with RunLock(run_dir):  # as another `crax train --resume` of this run would hold it
         with pytest.raises(SystemExit) as exc:
-            runs.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
+            train_cli.train_main(["--resume", str(run_dir), "--total-steps", "256", "--no-progress"])
         assert exc.value.code == 2
         err = capsys.readouterr().err
         assert "is in use by process" in err and str(os.getpid()) in err
@@ -80,7 +81,7 @@ def test_a_full_disk_while_checkpointing_says_how_to_resume(tmp_path, monkeypatc
     monkeypatch.setattr(os, "fsync", full_disk_on_the_second_checkpoint)
     config = tiny(PPOLag.Config, total_steps=6 * STEPS_PER_ITER, num_evals=0, checkpoint_every=2)
     with pytest.raises(SystemExit) as exc:
-        runs.run_or_exit("crax train", runs.train, PPOLag, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
+        train_cli.run_or_exit("crax train", runs.train, PPOLag, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
     assert exc.value.code == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and f"step {4 * STEPS_PER_ITER:,}" in err

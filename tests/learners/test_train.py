@@ -15,6 +15,8 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from crax import runs
+from crax.cli import eval as eval_cli
+from crax.cli import train as train_cli
 from crax.learners import BUILTIN_LEARNERS, PPO, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
@@ -41,7 +43,7 @@ def scalars(run_dir: Path, seed: int, tag: str) -> list[tuple[int, float]]:
 
 def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     run_dir = tmp_path / "run"
-    runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
+    train_cli.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
                        "--total-steps", str(4 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
     out = capsys.readouterr().out
     assert "seed 0: return" in out and str(run_dir) in out
@@ -61,7 +63,7 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
 
     # Interrupt after the second checkpoint: drop the newest one, as if the run died before writing it.
     (run_dir / "checkpoints" / f"step_{4 * STEPS_PER_ITER}.msgpack").unlink()
-    runs.train_main(["--resume", str(run_dir), "--total-steps", str(6 * STEPS_PER_ITER), "--no-progress"])
+    train_cli.train_main(["--resume", str(run_dir), "--total-steps", str(6 * STEPS_PER_ITER), "--no-progress"])
     records = [r for r in read_metrics(run_dir) if "loss/policy" in r]
     assert [r["step"] for r in records] == [STEPS_PER_ITER * i for i in range(1, 7)]  # no gap, no duplicate
     assert [s for s, _ in ckpt.checkpoints(run_dir)][-1] == 6 * STEPS_PER_ITER
@@ -69,7 +71,7 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     results = json.loads((run_dir / "results.json").read_text())
     assert results["env_steps"] == 6 * STEPS_PER_ITER and len(results["final"]) == 1
 
-    runs.eval_main([str(run_dir), "--episodes", "3"])
+    eval_cli.eval_main([str(run_dir), "--episodes", "3"])
     out = capsys.readouterr().out
     assert "mean return" in out and ("-> safe" in out or "-> not safe" in out)
 
@@ -159,7 +161,7 @@ def test_unknown_learner_name_lists_choices(capsys):
     with pytest.raises(ValueError, match="valid choices: .*ppo-lag"):
         runs.get_learner("ppo-lagrange")
     with pytest.raises(SystemExit) as exc:
-        runs.train_main(["ppo-lagrange", "--env", TOY_ENV_ID])
+        train_cli.train_main(["ppo-lagrange", "--env", TOY_ENV_ID])
     assert exc.value.code == 2
     assert "ppo-lag" in capsys.readouterr().err
 
@@ -177,10 +179,10 @@ def test_bad_config_values_raise_value_error(field, value, message):
 
 def test_bad_config_flag_exits_cleanly(capsys):
     with pytest.raises(SystemExit) as exc:
-        runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--batch-size", "3"])
+        train_cli.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--batch-size", "3"])
     assert exc.value.code == 2
     with pytest.raises(SystemExit):
-        runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--lambda-learning-rate", "1.0"])
+        train_cli.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--lambda-learning-rate", "1.0"])
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -201,7 +203,7 @@ def test_missing_and_corrupt_checkpoints(tmp_path, capsys):
     with pytest.raises(ValueError, match="corrupt"):
         runs.train(None, run_dir=run_dir, resume=True, progress=False)
     with pytest.raises(SystemExit):
-        runs.eval_main([str(run_dir)])
+        eval_cli.eval_main([str(run_dir)])
     err = capsys.readouterr().err
     assert "corrupt" in err and "Traceback" not in err
 
@@ -227,7 +229,7 @@ def test_checkpoint_of_another_config_is_rejected(tmp_path):
 def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
     """Without a terminal (capsys), training prints a plain line every 10 iterations and at the end."""
     run_dir = tmp_path / "run"
-    runs.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--iterations-per-call", "1",
+    train_cli.train_main(["ppo-lag", "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--iterations-per-call", "1",
                        "--total-steps", str(12 * STEPS_PER_ITER), "--lambda-lr", "0.5", *tiny_flags()])
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "steps/s" in ln]
     assert [ln.split("(iteration ")[1].split(")")[0] for ln in lines] == ["10", "12"]
@@ -237,6 +239,6 @@ def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
         shown = float(line.split("lagrange ")[1].split()[0])
         assert shown == pytest.approx(records[it * STEPS_PER_ITER]["multiplier/lagrange"], abs=0.006)
 
-    runs.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
+    train_cli.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
                        "--total-steps", str(2 * STEPS_PER_ITER), *tiny_flags()])
     assert "steps/s" not in capsys.readouterr().out

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from crax import runs
+from crax.cli.studies import curriculum_main, transfer_main
 from crax.learners import PPO, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import training
 from crax.runs.metrics import read_metrics
-from crax.cli.studies import curriculum_main, transfer_main
 from crax.studies.curriculum import stage_ids
 from crax.studies.transfer import transfer
 from tests.learners.conftest import TOY_ENV_ID, tiny

@@ -20,7 +20,7 @@ version suffix Safety-Gymnasium does not register) raises a ValueError saying wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from crax.gymnasium.safety import vector, wrappers
 from crax.gymnasium.safety.ids import SAFETY_VERSIONS, crax_id
@@ -55,4 +55,6 @@ def make(id: str, num_envs: int = 1, render_mode: str | None = None, *, max_epis
 
     env_id, options = crax_make_args(id, max_episode_steps, kwargs)
     env = make_gymnasium(env_id, num_envs, render_mode, safety_gymnasium=True, **options)
-    return SafeAutoResetWrapper(env) if autoreset and num_envs == 1 else env
+    if autoreset and num_envs == 1:  # one env: make_gymnasium gave the single env's wrapper
+        return SafeAutoResetWrapper(cast(SafetyGymnasiumWrapper, env))
+    return env

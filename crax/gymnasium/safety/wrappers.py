@@ -4,7 +4,7 @@ conversions to and from Gymnasium's 5-tuple."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
@@ -29,7 +29,7 @@ class SafetyGymnasiumWrapper(gym.Wrapper):
     """A :class:`crax.gymnasium.CraxEnv` whose ``step`` returns Safety-Gymnasium's 6-tuple
     ``(obs, reward, cost, terminated, truncated, info)``; ``cost`` is ``info["cost"]``, a float."""
 
-    def step(self, action: Any) -> tuple[Any, float, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         return obs, reward, info["cost"], terminated, truncated, info
 
@@ -55,6 +55,8 @@ class SafetyGymnasium2Gymnasium(gym.Wrapper):
     """A 6-tuple (Safety-Gymnasium) env as a Gymnasium env: ``step`` returns ``(obs, reward,
     terminated, truncated, info)`` with the cost in ``info["cost"]``, so Gymnasium's wrappers apply."""
 
+    env: Any  # a 6-tuple (Safety-Gymnasium) env, whose step gym.Env's types do not describe
+
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, cost, terminated, truncated, info = self.env.step(action)
         return obs, reward, terminated, truncated, {**info, "cost": cost}
@@ -75,6 +77,8 @@ class SafeAutoResetWrapper(gym.Wrapper):
     step's reward, cost, terminated and truncated, and the reset's info plus
     ``final_observation`` and ``final_info`` (the finished step's observation and info)."""
 
+    env: Any  # a 6-tuple (Safety-Gymnasium) env, whose step gym.Env's types do not describe
+
     def step(self, action: Any) -> tuple[Any, float, float, bool, bool, dict[str, Any]]:
         obs, reward, cost, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
@@ -86,6 +90,8 @@ class SafeAutoResetWrapper(gym.Wrapper):
 class SafeTimeLimit(gym.Wrapper):
     """Truncates a 6-tuple env's episodes after ``max_episode_steps`` steps (crax's own time limit,
     the ``episode_length`` parameter, still ends them at its length if that is shorter)."""
+
+    env: Any  # a 6-tuple (Safety-Gymnasium) env, whose step gym.Env's types do not describe
 
     def __init__(self, env: gym.Env, max_episode_steps: int):
         if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:

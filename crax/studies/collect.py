@@ -1,4 +1,4 @@
-"""Finding run folders under sweep folders and reading what the summary and the plots need from them."""
+"""The runs a study reads: run folders found under paths and sweep manifests, their results and curves."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from crax.learners.config import EVAL_POLICIES
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import get_learner
 from crax.runs.results import RESULTS_FILE
@@ -16,7 +17,6 @@ from crax.runs.results import RESULTS_FILE
 R = TypeVar("R", "RunResult", "RunCurves")
 
 MANIFEST_FILE = "manifest.json"
-POLICIES = ("stochastic", "deterministic")
 
 
 def level_of(env_id: str) -> int | None:
@@ -113,8 +113,8 @@ def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | N
     ``policy``: None takes each seed's judged values (the run's ``eval_policy``); ``"stochastic"``
     or ``"deterministic"`` takes that policy's evaluation.
     """
-    if policy is not None and policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)} (or None for the run's own), got {policy!r}")
+    if policy is not None and policy not in EVAL_POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(EVAL_POLICIES)} (or None for the run's own), got {policy!r}")
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         return None

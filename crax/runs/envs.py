@@ -1,0 +1,63 @@
+"""What a run trains: learners by name and envs by id (registered ids or ``module:EnvClass`` paths)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from crax.core.env import Env
+from crax.learners.base import ConstrainedPPO
+
+
+def learners() -> dict[str, type[ConstrainedPPO]]:
+    """Every registered learner (built-in and from installed plugins), by name."""
+    from crax.plugins import registry
+
+    return dict(registry().learners)
+
+
+def get_learner(learner: str | type[ConstrainedPPO]) -> type[ConstrainedPPO]:
+    """A learner class from its registered name (ValueError listing the valid names) or the class itself."""
+    if isinstance(learner, type):
+        if not issubclass(learner, ConstrainedPPO):
+            raise ValueError(f"{learner.__qualname__} is not a ConstrainedPPO learner")
+        return learner
+    from crax.plugins import registry
+
+    return registry().get("learners", learner)
+
+
+def env_class(env_id: str) -> type[Env]:
+    """The :class:`Env` subclass named by a ``package.module:EnvClass`` id (ValueError otherwise)."""
+    module_name, _, attr = env_id.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot import env class {env_id!r}: {e}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Env)):
+        raise ValueError(f"{env_id!r} is not a crax.core.env.Env subclass")
+    return cls
+
+
+def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Env:
+    """``crax.make(env_id, **env_kwargs)``, or ``EnvClass(**env_kwargs)`` for ``module:EnvClass`` ids."""
+    env_kwargs = dict(env_kwargs or {})
+    if ":" in env_id:
+        return env_class(env_id)(**env_kwargs)
+    import crax
+
+    return crax.make(env_id, **env_kwargs)
+
+
+def env_label(env: str | Env) -> str:
+    if isinstance(env, str):
+        return env
+    return f"{type(env).__module__}:{type(env).__qualname__}"
+
+
+def check_components_target(env_id: str, env_kwargs: dict[str, Any] | None) -> None:
+    """ValueError when added components (``constraints``/``sensors``) meet a ``module:EnvClass`` env."""
+    if env_kwargs and ":" in env_id:
+        raise ValueError(f"constraints and sensors (--constraint, --sensor) are added to registered env ids "
+                         f"(crax.make), not to the env class {env_id!r}")
+

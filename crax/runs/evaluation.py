@@ -1,0 +1,120 @@
+"""Evaluating a trained run folder: :func:`evaluate`, :func:`load_policy` and :func:`eval_video`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from crax.core.env import Env
+from crax.learners.trainer import EVAL_POLICIES, Trainer
+from crax.runs import checkpoint as ckpt
+from crax.runs.envs import get_learner, make_env
+from crax.runs.guards import check_seed
+from crax.runs.results import eval_summary, verdict
+
+
+def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: Env | None = None,
+             policy: str | None = None) -> dict[str, Any]:
+    """Evaluates the latest checkpoint of a run: ``episodes`` episodes per trained seed and policy.
+
+    Both the stochastic and the deterministic policy run; ``policy`` (default: the run's
+    ``eval_policy``, stochastic unless changed) is the one judged. Returns ``{"learner", "env",
+    "episodes", "env_steps", "safety_bound", "policy", "return", "cost", "length", "return_std",
+    "cost_std", "safe", "stochastic": {...}, "deterministic": {...}, "per_seed": [...]}``: means
+    and standard deviations over all seeds' episodes; ``safe`` is ``cost < safety_bound``.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    check_seed(seed, "seed")
+    record, cls, config, trainer, restored, policy = _restore(run_dir, episodes, env, policy)
+    model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
+    ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
+    per_seed = [verdict(eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
+    pooled = {mode: {**{k: float(np.mean(v)) for k, v in vals.items()},
+                     **{f"{k}_std": float(np.std(v)) for k, v in vals.items()}} for mode, vals in ev.items()}
+    return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
+            "safety_bound": config.safety_bound, **verdict(pooled, policy, config.safety_bound),
+            "per_seed": per_seed}
+
+
+def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | None):
+    """A run's record, learner class, config (``eval_envs=episodes``), trainer, latest checkpoint and
+    judged policy (``policy``, or the run's ``eval_policy``; ValueError if not in EVAL_POLICIES)."""
+    record = ckpt.read_config(run_dir)
+    cls = get_learner(record["learner"])
+    config = ckpt.config_from_dict(cls.Config, record["config"])
+    policy = config.eval_policy if policy is None else policy
+    if policy not in EVAL_POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(EVAL_POLICIES)}, got {policy!r}")
+    config = dataclasses.replace(config, eval_envs=int(episodes))
+    env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
+    trainer = Trainer(cls, config, env_obj)
+    restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
+    return record, cls, config, trainer, restored, policy
+
+
+def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: str | None = None,
+               camera: str = "track", width: int = 480, height: int = 480) -> Path:
+    """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
+    (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
+    learner sees (its ``wrap_env``), episode drawn from ``seed``. Returns the path."""
+    from crax import render
+
+    path = render.video_path(path)
+    _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy)
+    act = _policy_fn(trainer, restored["state"].model, 0, policy == "deterministic")
+    env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's wrap_env
+    states = render.first_episode(render.rollout(env, act, jax.random.key(seed), env.episode_length))
+    return render.save_video(env, states, path, camera=camera, width=width, height=height)
+
+
+def _policy_fn(trainer: Trainer, model, seed: int, deterministic: bool) -> Callable:
+    """``act(obs, key=None) -> action`` of trained seed ``seed`` of a (seed-batched) model state: the
+    env's action ``tanh(u)`` for ``u`` the Gaussian's mean, or a sample from it drawn with ``key``."""
+    from flax import nnx
+
+    learner_state = jax.tree.map(lambda x: jax.numpy.asarray(x[seed]), model)
+
+    def act(obs: jax.Array, key: jax.Array | None = None) -> jax.Array:
+        learner = nnx.merge(trainer.graphdef, learner_state)[0]
+        loc, scale = learner.policy(obs)
+        if deterministic:
+            return jax.numpy.tanh(loc)
+        if key is None:
+            raise ValueError("a sampled policy (deterministic=False) needs a key: act(obs, key)")
+        return jax.numpy.tanh(loc + scale * jax.random.normal(key, loc.shape))
+
+    return act
+
+
+def load_policy(run_dir: str | Path, *, seed: int = 0, deterministic: bool = True,
+                env: Env | None = None) -> Callable[..., jax.Array]:
+    """A trained policy from the latest checkpoint of a run folder, as a jitted ``act(obs, key=None)``.
+
+    ``act`` maps an observation (or a batch, leading axes free) of the env the learner sees to actions
+    in ``[-1, 1]``: the mean action when ``deterministic`` (``key`` unused), else a sampled one, which
+    needs a ``key``. The observation normalizer is inside. The learner sees the run's env through its
+    ``wrap_env`` (PPO-Saute appends the remaining budget to the observation):
+    ``Trainer(...).eval_env.env`` is that env, or ``runs.evaluate`` runs it for you.
+
+    Args:
+      run_dir: a run folder written by :func:`train`.
+      seed: which trained seed's learner, in ``[0, num_seeds)``.
+      deterministic: the mean action (True) or a sample (False).
+      env: the env instance, for runs trained on an :class:`Env` object rather than an env id.
+
+    Example::
+
+        act = runs.load_policy("runs/PointGoal1-ppo-lag-20250101-120000")
+        action = act(state.obs)
+    """
+    _, _, config, trainer, restored, _ = _restore(run_dir, 1, env, None)
+    if not 0 <= seed < config.num_seeds:
+        raise ValueError(f"seed must be in [0, {config.num_seeds}): the run trained {config.num_seeds} seed(s); "
+                         f"got {seed}")
+    return jax.jit(_policy_fn(trainer, restored["state"].model, seed, deterministic))
