@@ -359,6 +359,7 @@ except render.RenderingUnavailable as e:
 """
 
 
+@pytest.mark.slow  # a fresh process per case: the GL backend is chosen once per process
 @pytest.mark.parametrize(("env_vars", "expected"), [
     ({"MUJOCO_GL": "glfw"}, "(MUJOCO_GL=glfw): glfw: "),
     ({"PYOPENGL_PLATFORM": "glx"}, "(MUJOCO_GL unset, tried egl then osmesa): egl: ImportError"),
