@@ -1,10 +1,16 @@
-"""The ``crax`` console script: list, bench and clear errors."""
+"""The ``crax`` command line: list, bench and clear errors.
+
+Most tests call ``crax.cli.main`` in this process (argv in, stdout/stderr through capsys, the exit
+status through SystemExit); ``test_console_script_smoke`` runs the installed ``crax`` script itself.
+"""
 
 import shutil
 import subprocess
 import sys
 
 import pytest
+
+from crax.cli import main
 
 CRAX = shutil.which("crax") or f"{sys.executable} -m crax.cli"
 
@@ -13,24 +19,51 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*CRAX.split(), *args], capture_output=True, text=True, timeout=600)
 
 
-def test_list_prints_registry():
-    out = run("list")
-    assert out.returncode == 0, out.stderr
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``crax ARGS`` in this process: (exit status, stdout, stderr)."""
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def check_list(stdout: str) -> None:
     for expected in ("Point", "HalfCheetah", "Goal", "Velocity", "PointGoal1", "HalfCheetahVelocity3", "SledGoal2", "ppo-lag"):
-        assert expected in out.stdout
-    assert "levels: 1, 2, 3" in out.stdout
+        assert expected in stdout
+    assert "levels: 1, 2, 3" in stdout
     # every body with its kinds and the suites it runs in
-    lines = {line.split()[0]: line for line in out.stdout.splitlines() if "kinds:" in line}
+    lines = {line.split()[0]: line for line in stdout.splitlines() if "kinds:" in line}
     assert "navigation" in lines["Spider"] and "suites: Button, Circle, Goal, Push, SpiderLegs, Velocity" in lines["Spider"]
     assert "arm" in lines["Reacher"] and lines["Reacher"].endswith("suites: Reach")
     assert "planar" in lines["Hopper"] and lines["Hopper"].endswith("suites: Pathway, Velocity")
 
 
-def test_help_lists_commands():
+def test_list_prints_registry(capsys):
+    code, out, err = cli(capsys, "list")
+    assert code == 0, err
+    check_list(out)
+
+
+def test_help_lists_commands(capsys):
+    for args in ((), ("--help",), ("-h",)):
+        code, out, _ = cli(capsys, *args)
+        assert code == 0
+        for cmd in ("list", "bench", "train", "eval"):
+            assert f"crax {cmd}" in out, args
+
+
+@pytest.mark.slow  # three fresh processes (each imports jax and crax): the console script end to end
+def test_console_script_smoke():
+    out = run("list")
+    assert out.returncode == 0, out.stderr
+    check_list(out.stdout)
     out = run("--help")
-    assert out.returncode == 0
-    for cmd in ("list", "bench", "train", "eval"):
-        assert f"crax {cmd}" in out.stdout
+    assert out.returncode == 0 and "crax train" in out.stdout
+    out = run("bench", "--env", "PointJump1")
+    assert out.returncode == 2 and "valid suites: Button" in out.stderr and "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize(
@@ -42,17 +75,17 @@ def test_help_lists_commands():
          "valid suites: Button, Circle, Goal, HumanoidHeight, Pathway, Push, Reach, SpiderLegs, Velocity"),
     ],
 )
-def test_bad_env_is_a_clear_error(args, message):
-    out = run(*args)
-    assert out.returncode == 2
-    assert message in out.stderr
-    assert "Traceback" not in out.stderr
+def test_bad_env_is_a_clear_error(args, message, capsys):
+    code, _, err = cli(capsys, *args)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
 
 
-def test_bench_prints_table():
-    out = run("bench", "--env", "PointGoal1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.strip().splitlines()
+def test_bench_prints_table(capsys):
+    code, out, err = cli(capsys, "bench", "--env", "PointGoal1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
+    assert code == 0, err
+    lines = out.strip().splitlines()
     assert "env/physics cost" in lines[1]
     num_envs, compile_s, env_sps, phys_sps, ratio = lines[2].split()
     assert num_envs == "2"
@@ -73,7 +106,6 @@ def test_bench_prints_table():
 )
 def test_bench_bad_counts_are_clear_errors(args, message, capsys, monkeypatch):
     import crax
-    from crax.cli import main
 
     def make(*a, **k):
         raise AssertionError("counts must be checked before the env is built")

@@ -47,6 +47,7 @@ def test_vec_env_layout_seeds_and_episode_ends(venv):
         venv.env_method("reset", indices=[0])
 
 
+@pytest.mark.slow  # a learning run: SB3's PPO (torch) over 2,048 env steps
 def test_sb3_ppo_trains_a_few_thousand_steps(venv):
     monitored = VecMonitor(venv)
     model = PPO("MlpPolicy", monitored, n_steps=128, batch_size=128, n_epochs=2, seed=0, device="cpu",

@@ -105,6 +105,7 @@ REPRO = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh process (the hang it guards against needs XLA's thread pool to itself)
 def test_concurrent_batched_cholesky_does_not_hang():
     try:
         out = subprocess.run([sys.executable, "-c", REPRO], capture_output=True, text=True, timeout=120)

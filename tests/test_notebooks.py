@@ -65,6 +65,7 @@ CHECKS = {"quickstart.ipynb": check_quickstart, "train_and_compare.ipynb": check
           "write_a_plugin.ipynb": check_write_a_plugin}
 
 
+@pytest.mark.slow  # a Jupyter kernel per notebook, running its training and rendering for real
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path, monkeypatch):
     assert path.name in CHECKS, f"add a check for {path.name} to CHECKS in {__file__}"

@@ -184,6 +184,7 @@ def test_plugin_constraint_that_does_not_fit_the_body_lists_the_bodies_it_fits()
         crax.make("HalfCheetahVelocity1", constraints={"Tether": {}})
 
 
+@pytest.mark.slow  # trains and evaluates on PointGoal1 (1,000-step evaluation episodes), then resumes
 def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     """The example package's ``ppo-lag-capped`` appears as a subcommand and trains with the package's
     added cost term and sensor (and a built-in term); eval and resume rebuild the same env."""

@@ -80,11 +80,36 @@ def frame0(states):
 # ---- frames ---------------------------------------------------------------------------------------
 
 
+def charcoal(frame):
+    """Mask of the cost-free agent's pixels: dark and grey (palette.AGENT, shaded)."""
+    f = frame.astype(int)
+    return (f.max(axis=-1) < 90) & (f.max(axis=-1) - f.min(axis=-1) < 15)
+
+
+def zone_blue(frame):
+    """Mask of the hazard zones' pixels (palette.HAZARD_ZONE over the floor): blue well above red and green."""
+    f = frame.astype(int)
+    return (f[..., 2] > 100) & (f[..., 2] > 1.4 * f[..., 0]) & (f[..., 2] > 1.4 * f[..., 1])
+
+
 def test_frame_has_the_size_asked_and_shows_a_scene():
+    """The tracking view of the reset state: the charcoal agent at the centre (the camera looks at its
+    torso), on the light grey floor, with blue hazard zones in view."""
     env, states = point()
     img = render.render(env, frame0(states), width=W, height=H)
     assert img.shape == (H, W, 3) and img.dtype == np.uint8
-    assert img.std() > 10 and len(np.unique(img.reshape(-1, 3), axis=0)) > 20
+    centre = np.zeros((H, W), bool)
+    centre[H // 2 - 4: H // 2 + 4, W // 2 - 4: W // 2 + 4] = True
+    agent = charcoal(img) & centre
+    assert agent.sum() >= 6  # the 0.1 m sphere from 3 m: about 4 x 4 px at 64 x 48
+    cx, cy = centroid(agent)
+    assert abs(cx - (W - 1) / 2) < 1.5 and abs(cy - (H - 1) / 2) < 1.5, (cx, cy)
+    # around the agent, the floor: light and grey
+    f = img.astype(int)
+    floor = (f.min(axis=-1) > 110) & (f.max(axis=-1) - f.min(axis=-1) < 25)
+    assert floor[centre & ~charcoal(img)].mean() > 0.6
+    assert zone_blue(img).sum() >= 20  # a hazard zone is 0.2-0.3 m across: tens of pixels each
+    assert not red(img).any()  # no cost at reset: nothing is red
 
 
 def test_trajectory_list_and_single_states_give_the_same_frames():
@@ -339,6 +364,7 @@ except render.RenderingUnavailable as e:
 """
 
 
+@pytest.mark.slow  # a fresh process per case: the GL backend is chosen once per process
 @pytest.mark.parametrize(("env_vars", "expected"), [
     ({"MUJOCO_GL": "glfw"}, "(MUJOCO_GL=glfw): glfw: "),
     ({"PYOPENGL_PLATFORM": "glx"}, "(MUJOCO_GL unset, tried egl then osmesa): egl: ImportError"),

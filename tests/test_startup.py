@@ -41,6 +41,7 @@ def no_cache(tmp_path, monkeypatch):
     compilation_cache.reset_cache()  # the next compile opens the session's cache again
 
 
+@pytest.mark.slow  # a fresh process: what import crax does to a process that has not started JAX
 def test_import_crax_changes_no_process_settings():
     script = "import json, os, jax, crax; print(json.dumps([os.environ.get('XLA_FLAGS'), jax.config.jax_compilation_cache_dir]))"
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_COMPILATION_CACHE_DIR")}
@@ -118,6 +119,7 @@ def test_a_bad_host_device_count_is_a_clear_error(monkeypatch):
         startup.host_devices()
 
 
+@pytest.mark.slow  # a fresh process: XLA's C++ log settings are per process
 def test_the_command_line_keeps_xlas_log_off_the_console(tmp_path):
     # XLA logs at error level when it cannot dump where XLA_FLAGS says, as it does for "Very slow
     # compile?": the same C++ log, at the same level.

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv  # pyright: ignore[reportMissingImports]  # the sb3 extra, absent from dev
 
 import crax
 from crax.core.env import Env

@@ -55,10 +55,40 @@ def test_fixed_spots_are_avoided():
     assert np.all(gaps(xy, np.asarray(keepout)) >= 0)
 
 
+def greedy_reference(cand: np.ndarray, keepout: np.ndarray) -> list[tuple[int, bool]]:
+    """What ``sample_layout`` must pick from the same candidates for each object in turn, in numpy:
+    (candidate index, whether it fits). The first candidate clear of every placed object, else the one
+    of largest clearance. Asserts the choice is well posed (no clearance near 0, no near tie)."""
+    picks = []
+    for r in keepout:
+        clearance = np.array([min((np.linalg.norm(c - cand[i]) - keepout[j] - r for j, (i, _) in enumerate(picks)),
+                                  default=np.inf) for c in cand])
+        assert np.all(np.abs(clearance) > 1e-3), "a clearance near 0: pick other candidates"
+        ok = clearance >= 0
+        if ok.any():
+            picks.append((int(np.argmax(ok)), True))
+        else:
+            best, second = np.sort(clearance)[::-1][:2]
+            assert best - second > 1e-3, "a near tie: pick other candidates"
+            picks.append((int(np.argmax(clearance)), False))
+    return picks
+
+
 def test_crowded_layout_falls_back_to_the_best_candidate():
     # Impossible to satisfy: ten objects of keep-out 1 in a 1 x 1 square. Still finite, in bounds.
     xy = np.asarray(batched((1.0,) * 10, 0.5, 16)(KEYS[:32]))
     assert np.all(np.isfinite(xy)) and np.all(np.abs(xy) <= 0.5)
+    # With known candidates (the same 16 for every object), each object's pick is the reference's: the
+    # first candidate clear of what is placed while one is, then (crowded) the one of largest clearance.
+    cand = np.random.default_rng(3).uniform(-0.5, 0.5, (16, 2)).astype(np.float32)
+    keepout = np.asarray((0.05, 0.05, 1.0, 1.0, 1.0, 1.0, 1.0), np.float32)
+    place = jax.jit(lambda k: sample_layout(k, jnp.asarray(keepout), 0.5, num_candidates=len(cand),
+                                            candidates=lambda _k, _n: jnp.asarray(cand)))
+    picks = greedy_reference(cand.astype(np.float64), keepout.astype(np.float64))
+    np.testing.assert_array_equal(np.asarray(place(KEYS[0])), cand[[i for i, _ in picks]])
+    fallbacks = [i for i, fits in picks if not fits]
+    assert picks[0] == (0, True) and picks[1][1] and len(fallbacks) >= 3  # both branches are exercised
+    assert any(i != 0 for i in fallbacks)  # the best candidate, not the first (argmax of no fit)
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])

@@ -93,7 +93,11 @@ def test_pressing_a_wrong_button_costs():
     # the active button 2 at (-1, 1) seen from (0, -0.5) facing +x: ego angle atan2(1.5, -1)
     angle = math.atan2(1.5, -1.0)
     np.testing.assert_allclose(np.asarray(far.obs[BUTTON_COMPASS]), [math.cos(angle), math.sin(angle)], atol=1e-3)
-    assert np.asarray(far.obs[BUTTON_LIDAR]).max() > 0
+    # the lidar shows the active button only (the other three, nearer to the agent or not, are not seen)
+    want = pseudo_lidar(jnp.asarray((0.0, -0.5)), jnp.asarray(0.0), jnp.asarray([BUTTONS[2]]), num_bins=16,
+                        max_dist=3.0)
+    assert np.asarray(want).max() > 0
+    np.testing.assert_allclose(np.asarray(far.obs[BUTTON_LIDAR]), np.asarray(want), atol=1e-5)
 
 
 @pytest.mark.parametrize(("yaw", "pressed"), [(0.0, True), (0.3, True), (math.pi, False), (math.pi / 2, False)])

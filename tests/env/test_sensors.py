@@ -188,7 +188,9 @@ def test_compass_origin_and_mask():
     np.testing.assert_allclose(np.asarray(Compass("goal", origin="block", mask="on").observe(ctx)), [1.0, 0.0], atol=1e-6)
     assert np.all(np.asarray(Compass("goal", origin="block", mask="off").observe(ctx)) == 0.0)
     assert np.all(np.asarray(Lidar("goal", mask="off").observe(ctx)) == 0.0)
-    assert np.asarray(Lidar("goal", mask="on").observe(ctx)).max() > 0
+    on = np.asarray(Lidar("goal", mask="on").observe(ctx))
+    np.testing.assert_array_equal(on, np.asarray(Lidar("goal").observe(ctx)))  # a mask of 1 changes nothing
+    assert on.max() > 0
     assert float(Distance("goal", origin="block").observe(ctx)[0]) == pytest.approx(2.0 / 3.0)
     assert float(Distance("block").observe(ctx)[0]) == pytest.approx(1.0 / 3.0)
 

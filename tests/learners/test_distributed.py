@@ -45,6 +45,7 @@ def _losses(run_dir: Path) -> dict[int, dict[str, float]]:
     return {r["step"]: r for r in read_metrics(run_dir) if "loss/policy" in r}
 
 
+@pytest.mark.slow  # four training processes (two runs of two) beside an in-process reference run
 def test_two_processes_train_like_one_and_resume(tmp_path):
     flags = ["ppo-lag", "--env", TOY_ENV_ID, "--no-progress", "--lambda-lr", "0.5", *tiny_flags(num_evals=2)]
     one = tmp_path / "one"

@@ -91,6 +91,7 @@ def run_killed(run_dir: Path, patch: str, **overrides) -> subprocess.CompletedPr
                           env={**os.environ, **cache, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.slow  # a training process killed, then resumed in this one
 @pytest.mark.parametrize("kill_at", [3, 6], ids=["after-a-mid-run-checkpoint", "after-the-final-checkpoint"])
 def test_sigkill_just_after_a_checkpoint_loses_no_metrics(tmp_path, reference, kill_at):
     """A checkpoint on disk implies the records up to its step are on disk (DECISIONS 44): killed right
@@ -120,6 +121,7 @@ def test_sigkill_just_after_a_checkpoint_loses_no_metrics(tmp_path, reference, k
     assert results == json.loads((reference.run_dir / "results.json").read_text())
 
 
+@pytest.mark.slow  # a training process terminated, then resumed in this one
 def test_sigterm_is_handled_like_ctrl_c(tmp_path, reference):
     run_dir = tmp_path / "run"
     proc = run_killed(run_dir, """
@@ -140,6 +142,7 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, reference):
     assert records(run_dir) == records(reference.run_dir)
 
 
+@pytest.mark.slow  # a training process killed, then resumed in this one
 def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
     run_dir = tmp_path / "run"
     script = textwrap.dedent(f"""

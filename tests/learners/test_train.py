@@ -126,6 +126,7 @@ def _learn(cls):
                         progress=False)
 
 
+@pytest.mark.slow  # learning runs: 76,800 steps per learner, and PPO's for the baseline
 @pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo"])
 def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
     result = _learn(runs.get_learner(name))
@@ -138,6 +139,7 @@ def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
         shutil.rmtree(result.run_dir, ignore_errors=True)
 
 
+@pytest.mark.slow  # the installed console script in two fresh processes
 def test_console_script_trains(tmp_path):
     script = Path(sys.executable).parent / "crax"
     if not script.exists():

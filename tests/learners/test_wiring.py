@@ -163,6 +163,7 @@ def test_real_divergence_is_detected(tmp_path):
         runs.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
 
 
+@pytest.mark.slow  # a fresh process with two host devices (set before JAX starts), eight trainer compiles
 def test_sharded_training_matches_unsharded():
     script = textwrap.dedent("""
         import json, jax, numpy as np

@@ -13,6 +13,7 @@ from crax.studies import sweep
 from tests.learners.conftest import TINY, TOY_ENV_ID
 
 ray = pytest.importorskip("ray", reason='Ray is an optional extra: pip install -e ".[ray]"')
+pytestmark = pytest.mark.slow  # starts a local Ray instance and trains in its worker processes
 ROOT = Path(__file__).resolve().parents[2]
 
 
