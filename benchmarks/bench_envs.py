@@ -64,7 +64,7 @@ def main(args: Args) -> None:
     if not ids:
         raise SystemExit("nothing to measure: give --envs or --suite")
     device = jax.devices()[0]
-    sitting = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for env_id in ids:
         try:

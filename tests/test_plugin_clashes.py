@@ -94,7 +94,7 @@ def clashing_plugins(tmp_path):
 
 def test_clashing_names_break_no_command(clashing_plugins, capsys):
     env = crax.make("PointGoal1")  # no plugin component involved
-    assert jax.eval_shape(env.reset, jax.random.key(0)).obs.shape == (env.observation_size,)
+    assert env.state_shapes.obs.shape == (env.observation_size,)
     main(["list"])
     listed = capsys.readouterr().out
     assert "JointLimit" in listed and "ppo-lag" in listed and "Bearing" in listed
@@ -143,5 +143,5 @@ def test_a_name_only_plugins_share_raises_when_asked_for_and_their_other_names_w
     assert exit_info.value.code == 2 and not (tmp_path / "run").exists()
     assert "sensor name 'Heading' is claimed by plugin 'heading_a'" in capsys.readouterr().err
     env = crax.make("PointGoal1", sensors={"Bearing": {}})
-    state = jax.eval_shape(env.step, jax.eval_shape(env.reset, jax.random.key(0)), jnp.zeros(2))
+    state = jax.eval_shape(env.step, env.state_shapes, jnp.zeros(2))
     assert state.obs.shape == (crax.make("PointGoal1").observation_size + 2,)

@@ -134,7 +134,7 @@ def test_added_components_beacon_and_thrust_limit_by_hand():
                   agent_yaw=jnp.asarray(np.pi / 2), task={}, action=jnp.asarray([-0.9, 0.3]))
     np.testing.assert_allclose(beacon.observe(ctx), [2.0, 0.0], atol=1e-6)  # 2 m straight ahead
     assert float(term.cost(ctx)) == pytest.approx(0.9 - 0.25)  # |a₀| beyond the limit
-    metrics = jax.eval_shape(env.step, jax.eval_shape(env.reset, jax.random.key(0)), jnp.zeros(2)).metrics
+    metrics = jax.eval_shape(env.step, env.state_shapes, jnp.zeros(2)).metrics
     assert "cost/thrust" in metrics and metrics["cost/thrust"].shape == ()
 
     graphdef, params, rest = nnx.split(term, TaskParam, ...)

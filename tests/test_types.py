@@ -1,4 +1,4 @@
-"""The type check: pyright, in basic mode, reports no error on ``crax/``.
+"""The static checks: pyright, in basic mode, reports no error on ``crax/``; ruff reports nothing.
 
 Its settings are ``[tool.pyright]`` in pyproject.toml (with ``typings/`` for mujoco's compiled
 bindings, which ship no stubs). Run it by hand from the repository root, with the dev extra
@@ -47,3 +47,13 @@ def test_pyright_reports_no_errors():
     assert not errors and done.returncode == 0, (
         f"pyright reports {report.get('summary', {}).get('errorCount', len(errors))} error(s) "
         f"(exit code {done.returncode}):\n" + "\n".join(map(_format, errors)) + f"\n{done.stderr}")
+
+
+def test_ruff_reports_nothing():
+    """``ruff check`` (settings: ``[tool.ruff]`` in pyproject.toml) on the code and the tests: a second."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
+    if ruff is None:
+        pytest.skip(f'ruff is not installed next to {sys.executable} (it is in the dev extra: pip install -e ".[dev]")')
+    done = subprocess.run([ruff, "check", "--no-cache", "crax", "tests", "benchmarks", "examples", "docs"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -84,9 +84,14 @@ class Env(abc.ABC):
     def dt(self) -> float: ...
 
     @functools.cached_property
+    def state_shapes(self) -> State:
+        """Shapes and dtypes of a reset state (``reset`` traced once, nothing compiled; tracing an MJX
+        step takes seconds, so sizes and metric names are read from here)."""
+        return jax.eval_shape(self.reset, jax.random.key(0))
+
+    @property
     def observation_size(self) -> int:
-        state = jax.eval_shape(self.reset, jax.random.key(0))
-        return int(state.obs.shape[-1])
+        return int(self.state_shapes.obs.shape[-1])
 
     @property
     def unwrapped(self) -> Env:

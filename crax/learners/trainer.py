@@ -160,7 +160,7 @@ class Trainer:
             raise ValueError(f"learner {self.learner_cls.name!r} keeps no per-term multipliers, so it takes no "
                              f"budgets (it constrains the summed cost with safety_bound); learners that do: "
                              f"{', '.join(ConstrainedPPO.taking_budgets())}")
-        terms = {k for k in jax.eval_shape(env.reset, jax.random.key(0)).metrics if k.startswith("cost/")}
+        terms = {k for k in env.state_shapes.metrics if k.startswith("cost/")}
         unknown = [t for t in self.cost_terms if t not in terms]
         if unknown:
             raise ValueError(f"budgets name cost terms this env does not have: {unknown}; its terms: "

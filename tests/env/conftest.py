@@ -10,7 +10,7 @@ whole env share these few programs:
 - ``step``: ``jax.jit(env.step)``.
 
 Each heavy program is used by one test file only, and ``pytest -n`` hands out whole files (see
-:func:`pytest_configure`), so each program compiles once per run.
+``pytest_configure`` in ``tests/conftest.py``), so each program compiles once per run.
 """
 
 from __future__ import annotations
@@ -37,18 +37,6 @@ FAR = 20.0
 """Where hand-placed layouts park the placeables a test does not use (beyond every lidar range)."""
 
 
-def pytest_configure(config):
-    # Under a plain `pytest tests/env -n 2` (implied `--dist load`) the tests of one file would be
-    # spread over both workers, and each worker would compile the same env programs. The heavy
-    # programs are one per file (test_point_goal1, test_point_goal3, test_autoreset, test_velocity), so
-    # schedule whole files instead. (`xdist_group`/`--dist loadgroup` cannot do this: pytest-xdist 3.8 tags
-    # the group onto `item._nodeid`, which pytest 9 no longer reads.) An explicit `--dist` wins;
-    # this conftest only takes part when tests/env is named on the command line.
-    explicit = any(a == "-d" or a.startswith("--dist") for a in config.invocation_params.args)
-    if getattr(config.option, "dist", None) == "load" and not explicit:
-        config.option.dist = "loadfile"
-
-
 class Compiled:
     """One env and its jitted functions (built on first use)."""
 
@@ -61,7 +49,7 @@ class Compiled:
     @functools.cached_property
     def template(self) -> State:
         """Shapes and dtypes of a reset state (traced, not compiled)."""
-        return jax.eval_shape(self.env.reset, jax.random.key(0))
+        return self.env.state_shapes
 
     def far_layout(self) -> dict[str, np.ndarray]:
         """Every placeable parked far outside the arena, each at its own spot."""

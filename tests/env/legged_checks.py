@@ -104,7 +104,7 @@ def check_sizes(t: Legged, body: str, obs: int, act: int) -> None:
     env = t.env
     assert env.action_size == act
     assert env.observation_size == obs  # eval_shape of reset
-    after = jax.eval_shape(env.step, jax.eval_shape(env.reset, jax.random.key(0)), jnp.zeros(act))
+    after = jax.eval_shape(env.step, env.state_shapes, jnp.zeros(act))
     assert after.obs.shape == (obs,)
     for level in (1, 2, 3):
         goal = crax.make(f"{body}Goal{level}")

@@ -148,7 +148,7 @@ def test_observation_and_action_sizes(env_id, obs, act, dt):
     assert env.action_size == act
     assert env.episode_length == 1000
     assert env.dt == pytest.approx(dt)
-    state = jax.eval_shape(env.reset, KEY)
+    state = env.state_shapes  # the trace observation_size read
     assert state.obs.shape == (obs,) and state.obs.dtype == jnp.float32
     assert state.reward.shape == state.cost.shape == state.done.shape == ()
     assert state.reward.dtype == state.cost.dtype == jnp.float32

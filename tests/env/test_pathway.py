@@ -61,7 +61,6 @@ def _arrange_fn():
         metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in c.template.metrics.items()}
         metrics.update({f"cost/{k}": v for k, v in costs.items()})
         zero = jnp.zeros((), jnp.float32)
-        key = jax.random.key(0)
         return State(
             data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
             truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics,

@@ -105,7 +105,7 @@ def planar(request) -> Planar:
 
 def test_sizes_by_eval_shape(planar):
     e = compiled(planar.env_id).env
-    state = jax.eval_shape(e.reset, jax.random.key(0))
+    state = e.state_shapes
     assert state.obs.shape == (planar.obs_size,)
     assert jax.eval_shape(e.step, state, jnp.zeros(planar.nu)).obs.shape == (planar.obs_size,)
     assert e.action_size == planar.nu and e.observation_size == planar.obs_size
