@@ -89,13 +89,14 @@ def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(m
     calls, batches = [], []
     monkeypatch.setattr(trainer_module, "gae", lambda *a: calls.append(a) or gae(*a))
     update = trainer._update
-    monkeypatch.setattr(trainer, "_update", lambda m, b, v, k: batches.append(b) or update(m, b, v, k))
+    monkeypatch.setattr(trainer, "_update", lambda m, b, k: batches.append(b) or update(m, b, k))
+    untouched = jax.tree.map(jnp.copy, model)  # eager, the update hook changes the merged model in place
     _, metrics = trainer._learn(model, tr, jax.random.key(1))  # eager: the spies see concrete arrays
 
     # the normalizer is updated with the rollout before any value is computed
     norm = Normalizer(2)
     norm.update(tr.obs)
-    after = nnx.merge(trainer.graphdef, model)[0]
+    after = nnx.merge(trainer.graphdef, untouched)[0]
     after.normalizer = norm
     v_r, v_c = after.values(tr.obs)
     nv_r, nv_c = after.values(tr.final_obs)
@@ -117,12 +118,16 @@ def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(m
     assert float(metrics["multiplier/lagrange"]) == pytest.approx(lam, abs=1e-6) and lam > 0
     assert float(metrics["spy/lagrange_seen"]) == pytest.approx(lam, abs=1e-6)
 
-    # reward and cost advantages are normalized separately, each from its own GAE
+    # reward and cost advantages are normalized separately, each from its own GAE; the update also
+    # sees the iteration's violation and the scale that turns normalized cost advantages back into cost
     (batch,) = batches
     for name, args in (("adv_r", r_args), ("adv_c", c_args)):
         adv = np.asarray(gae(*args)[0]).reshape(-1)
-        np.testing.assert_allclose(batch[name], (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-4, atol=1e-5)
-        assert abs(float(batch[name].mean())) < 1e-5 and float(batch[name].std()) == pytest.approx(1.0, abs=1e-4)
+        got = batch.samples[name]
+        np.testing.assert_allclose(got, (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-4, atol=1e-5)
+        assert abs(float(got.mean())) < 1e-5 and float(got.std()) == pytest.approx(1.0, abs=1e-4)
+    assert float(batch.violation) == pytest.approx(v, abs=1e-6)
+    assert float(batch.cost_scale) == pytest.approx(np.asarray(gae(*c_args)[0]).std(), rel=1e-4)
 
 
 def test_multipliers_stay_out_of_the_optimizer_in_a_real_iteration():
