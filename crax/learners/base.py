@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+import optax
 from flax import nnx, struct
 
 from crax.core.env import Env
@@ -155,6 +156,14 @@ Loss = Callable[["ConstrainedPPO", dict[str, jax.Array]], tuple[jax.Array, dict[
 """A minibatch loss: ``loss(learner, minibatch) -> (scalar to minimize, metrics)``."""
 
 
+def adam(config: PPOConfig) -> optax.GradientTransformation:
+    """The learners' optimizer: Adam at ``learning_rate``, after global-norm clipping by ``max_grad_norm`` if set."""
+    tx = optax.adam(config.learning_rate)
+    if config.max_grad_norm is not None:
+        tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), tx)
+    return tx
+
+
 def weighted_cost(weights: jax.Array, adv_c: jax.Array, like: jax.Array) -> jax.Array:
     """Σ_k w_k Â_c,k per sample: ``adv_c`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
     return jnp.sum(jnp.reshape(weights, (-1,)) * adv_c.reshape(like.shape + (-1,)), axis=-1)
@@ -249,28 +258,50 @@ class ConstrainedPPO(nnx.Module):
     # ---- the update's pieces ------------------------------------------------------------------
 
     def minibatch_epochs(self, optimizer: nnx.Optimizer, samples: dict[str, jax.Array], key: jax.Array,
-                         loss: Loss) -> dict[str, jax.Array]:
+                         loss: Loss, module: nnx.Module | None = None,
+                         stop: Callable[[nnx.Module], jax.Array] | None = None) -> dict[str, jax.Array]:
         """``num_epochs`` passes over ``samples`` in a fresh random order, one ``optimizer`` step on
-        ``loss`` per minibatch (``num_minibatches`` per pass), by ``lax.scan``; updates this learner and
-        ``optimizer`` in place and returns the loss metrics stacked ``(epochs, minibatches)``."""
+        ``loss(module, minibatch)`` per minibatch (``num_minibatches`` per pass), by ``lax.scan``;
+        ``module`` (default: this learner; e.g. its actor, with an optimizer of its own) and
+        ``optimizer`` change in place. Returns the loss metrics stacked ``(epochs, minibatches)``.
+
+        With ``stop``, checked on ``module`` after every pass, the passes after the first that it
+        flags leave ``module`` and ``optimizer`` as they are; the metrics are then the means over the
+        passes that ran, and ``epochs`` counts them."""
         c = self.config
+        module = self if module is None else module
         n = samples["obs"].shape[0]
-        graphdef, state = nnx.split((self, optimizer))
+        graphdef, state = nnx.split((module, optimizer))
 
         def sgd_step(state, mb):
-            learner, opt = nnx.merge(graphdef, state)
-            (_, metrics), grads = nnx.value_and_grad(loss, has_aux=True)(learner, mb)
-            opt.update(learner, grads)
-            return nnx.state((learner, opt)), metrics
+            target, opt = nnx.merge(graphdef, state)
+            (_, metrics), grads = nnx.value_and_grad(loss, has_aux=True)(target, mb)
+            opt.update(target, grads)
+            return nnx.state((target, opt)), metrics
 
         def epoch(state, k):
             perm = jax.random.permutation(k, n)
             mbs = jax.tree.map(lambda x: x[perm].reshape((c.num_minibatches, -1, *x.shape[1:])), samples)
             return jax.lax.scan(sgd_step, state, mbs)
 
-        state, metrics = jax.lax.scan(epoch, state, jax.random.split(key, c.num_epochs))
-        nnx.update((self, optimizer), state)
-        return metrics
+        keys = jax.random.split(key, c.num_epochs)
+        if stop is None:
+            state, metrics = jax.lax.scan(epoch, state, keys)
+            nnx.update((module, optimizer), state)
+            return metrics
+
+        def guarded(carry, k):
+            state, stopped = carry
+            stepped, metrics = epoch(state, k)
+            state = jax.tree.map(lambda old, new: jnp.where(stopped, old, new), state, stepped)
+            return (state, stopped | stop(nnx.merge(graphdef, state)[0])), (metrics, ~stopped)
+
+        (state, _), (metrics, ran) = jax.lax.scan(guarded, (state, jnp.zeros((), bool)), keys)
+        nnx.update((module, optimizer), state)
+        epochs = ran.sum()
+        weights = ran.astype(jnp.float32) / jnp.maximum(epochs, 1)
+        means = jax.tree.map(lambda m: jnp.einsum("e,e...->", weights, m) / m[0].size, metrics)
+        return {**means, "epochs": epochs.astype(jnp.float32)}
 
     def value_loss(self, mb: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The critics' regression loss, ``value_loss_coef`` × (MSE of the reward critic + summed MSE of

@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any, Self
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from crax.core.env import AutoReset, Env, EpisodeStats, State, Vmap
 from crax.devices import distributed, startup
-from crax.learners.base import ConstrainedPPO, IterationBatch, PPOConfig
+from crax.learners.base import ConstrainedPPO, IterationBatch, PPOConfig, adam
 from crax.learners.config import EVAL_POLICIES
 from crax.learners.networks import gaussian_log_prob
 
@@ -176,10 +175,7 @@ class Trainer:
         c = self.config
         learner = self.learner_cls(c, self.observation_size, self.action_size, self.episode_length,
                                    rngs=nnx.Rngs(key))
-        tx = optax.adam(c.learning_rate)
-        if c.max_grad_norm is not None:
-            tx = optax.chain(optax.clip_by_global_norm(c.max_grad_norm), tx)
-        return learner, nnx.Optimizer(learner, tx, wrt=nnx.Param)
+        return learner, nnx.Optimizer(learner, adam(c), wrt=nnx.Param)
 
     def _init_one(self, key: jax.Array) -> TrainState:
         k_model, k_env, k_train, k_offset = jax.random.split(key, 4)

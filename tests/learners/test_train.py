@@ -110,7 +110,7 @@ def test_every_learner_runs_one_compiled_program(cls):
         assert v.shape == (1, 2), k
         assert np.all(np.isfinite(v)), k
     expected = {"ppo-lag": {"lagrange"}, "ppo-pid": {"lagrange", "integral", "derivative", "prev_violation"},
-                "p3o": {"kappa"}, "focops": {"nu"}}.get(cls.name, set())
+                "p3o": {"kappa"}, "focops": {"nu"}, "trpo-lag": {"lagrange"}, "cup": {"lagrange"}}.get(cls.name, set())
     assert {k.split("/", 1)[1] for k in metrics if k.startswith("multiplier/")} == expected
 
 

@@ -42,6 +42,16 @@ OWN = {
     "p3o": dict(kappa_init=0.01, kappa_factor=1.1, kappa_max=50.0),
     "focops": dict(nu_init=0.1, nu_lr=1.0, nu_max=100.0, focops_lambda=1.5, kl_delta=0.02),
 }
+# The trust-region learners (docs/learners.md: OmniSafe's TRPO/CPO/PCPO/CUP configs): δ 0.01, 15 CG
+# iterations, damping 0.1, backtracking by 0.8 (15 tries; CPO 20, PCPO 200), no entropy bonus.
+TRUST_REGION = dict(entropy_cost=0.0, target_kl=0.01, cg_iterations=15, cg_damping=0.1, backtrack_coef=0.8,
+                    backtrack_steps=15)
+OWN |= {
+    "trpo-lag": dict(TRUST_REGION, lambda_lr=3.0, lambda_init=0.0),
+    "cpo": dict(TRUST_REGION, backtrack_steps=20),
+    "pcpo": dict(TRUST_REGION, backtrack_steps=200),
+    "cup": dict(lambda_lr=3.0, lambda_init=0.0, target_kl=0.01),
+}
 
 
 @pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
