@@ -6,6 +6,7 @@ parts every family shares (:mod:`~crax.learners.config`: run and constraint fiel
 from crax.core.params import Range, ranged
 from crax.learners.base import (
     ConstrainedPPO,
+    IterationBatch,
     Multiplier,
     PolicyBatch,
     PPOConfig,
@@ -49,6 +50,7 @@ __all__ = [
     "CUPConfig",
     "ConstraintConfig",
     "FOCOPSConfig",
+    "IterationBatch",
     "Multiplier",
     "P3OConfig",
     "PCPOConfig",

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import jax
 import numpy as np
+from flax import nnx
 
-from crax.learners import PPOLag, Trainer
+from crax.learners import PPOLag, Trainer, TRPOLag
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -43,3 +44,21 @@ def test_one_ppo_lag_iteration_matches_the_numbers_recorded_before_the_hook():
 
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
     PINNED.write_text(json.dumps(one_ppo_lag_iteration(), indent=1, sort_keys=True) + "\n")
+
+
+def test_trust_region_update_regresses_the_critics_alone_and_steps_the_actor_once():
+    """TRPO-Lag's hook: the base's critic epochs move the critics (and their Adam moments) but leave the
+    actor's Adam moments at zero; the actor moves by the one trust-region step."""
+    trainer = Trainer(TRPOLag, tiny(TRPOLag.Config, safety_bound=2.0), ToyEnv())
+    start = trainer.init(jax.random.key(0))
+    state, metrics = trainer.run(start, 1)
+    learner, opt = nnx.merge(trainer.graphdef, jax.tree.map(lambda x: x[0], state.model))
+    first = trainer.learner(start)
+    mu = opt.opt_state[0].mu
+    assert all(not np.any(np.asarray(x)) for x in jax.tree.leaves(mu["actor"]))
+    assert all(np.any(np.asarray(x)) for x in jax.tree.leaves(mu["reward_critic"]))
+    moved = lambda a, b: any(not np.array_equal(x, y) for x, y in zip(  # noqa: E731
+        jax.tree.leaves(nnx.state(a, nnx.Param)), jax.tree.leaves(nnx.state(b, nnx.Param)), strict=True))
+    assert moved(learner.actor, first.actor) and moved(learner.cost_critic, first.cost_critic)
+    assert float(metrics["trust_region/accepted_step"][0, 0]) >= 1
+    assert int(opt.step[...]) == 2 * 4  # num_epochs × num_minibatches critic steps, none for the actor
