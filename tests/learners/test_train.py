@@ -127,7 +127,8 @@ def _learn(cls):
 
 
 @pytest.mark.slow  # learning runs: 76,800 steps per learner, and PPO's for the baseline
-@pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo"])
+@pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo",
+                                  "trpo-lag", "cpo", "pcpo", "cup"])
 def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
     result = _learn(runs.get_learner(name))
     try:
