@@ -103,14 +103,18 @@ def test_cpo_on_the_toy_env_in_the_infeasible_case_lowers_the_cost_surrogate():
 def test_crax_train_runs_and_logs_the_step_statistics(tmp_path, cls):
     run_dir = tmp_path / "run"
     train_cli.train_main([cls.name, "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
-                          "--total-steps", str(2 * STEPS_PER_ITER), *tiny_flags(safety_bound=2.0, num_evals=0)])
+                          "--total-steps", str(2 * STEPS_PER_ITER),
+                          *tiny_flags(safety_bound=2.0, num_evals=0, num_seeds=2)])
     assert json.loads((run_dir / "config.json").read_text())["learner"] == cls.name
     logged = [r for r in read_metrics(run_dir) if "policy/kl" in r]
-    assert [r["step"] for r in logged] == [STEPS_PER_ITER, 2 * STEPS_PER_ITER]
-    tags = EventAccumulator(str(run_dir / "tb" / "seed_0")).Reload().Tags()["scalars"]
-    for tag in (*STEP_STATISTICS[cls.name], "loss/value_reward", "loss/value_cost", "constraint/violation"):
-        assert tag in tags, tag
-        assert all(np.isfinite(r[tag]) for r in logged if tag in r), tag
+    assert sorted((r["step"], r["seed"]) for r in logged) == [(s, seed) for s in (STEPS_PER_ITER, 2 * STEPS_PER_ITER)
+                                                               for seed in (0, 1)]
+    for seed in (0, 1):  # the seeds are vmapped: each steps (and logs) on its own
+        tags = EventAccumulator(str(run_dir / "tb" / f"seed_{seed}")).Reload().Tags()["scalars"]
+        for tag in (*STEP_STATISTICS[cls.name], "loss/value_reward", "loss/value_cost", "constraint/violation"):
+            assert tag in tags, tag
+            assert all(np.isfinite(r[tag]) for r in logged if tag in r), tag
+    assert logged[0]["policy/kl"] != logged[1]["policy/kl"]
     delta = cls.Config().target_kl
     for r in logged:
         if cls is CUP:  # both steps stop after the first epoch past δ: at most num_epochs each
