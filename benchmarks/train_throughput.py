@@ -1,9 +1,10 @@
-"""End-to-end training throughput: env steps per second of PPO-Lag on PointGoal1, compile excluded.
+"""End-to-end training throughput: env steps per second of a learner (PPO-Lag) on PointGoal1, compile excluded.
 
 Usage::
 
     python benchmarks/train_throughput.py                       # SPEC defaults (2048 envs, 5x256 critics)
     python benchmarks/train_throughput.py --num-envs 256 --batch-size 128 --critic-hidden 64 64
+    python benchmarks/train_throughput.py --learner cpo         # another learner at the same batch
 
 Besides the whole iteration it times its two halves separately (the rollout: env steps plus actor
 inference; the update: normalizer, critics on the batch, GAE and the SGD epochs), which shows the
@@ -26,13 +27,16 @@ import jax
 import tyro
 
 import crax
-from crax.learners import PPOLag, Trainer
+from crax import runs
+from crax.learners import Trainer
 
 
 @dataclasses.dataclass(frozen=True)
 class Args:
     env: str = "PointGoal1"
     """Env id."""
+    learner: str = "ppo-lag"
+    """Registered learner name (crax list)."""
     num_envs: int = 2048
     """Parallel envs."""
     batch_size: int = 1024
@@ -63,10 +67,11 @@ def _time(fn, *args, repeats: int) -> float:
 
 def main(args: Args) -> dict:
     env = crax.make(args.env)
-    config = PPOLag.Config(num_envs=args.num_envs, batch_size=args.batch_size, num_minibatches=args.num_minibatches,
-                           unroll_length=args.unroll_length, num_epochs=args.num_epochs,
-                           critic_hidden=args.critic_hidden, num_evals=0, num_devices=args.num_devices)
-    trainer = Trainer(PPOLag, config, env)
+    cls = runs.get_learner(args.learner)
+    config = cls.Config(num_envs=args.num_envs, batch_size=args.batch_size, num_minibatches=args.num_minibatches,
+                        unroll_length=args.unroll_length, num_epochs=args.num_epochs,
+                        critic_hidden=args.critic_hidden, num_evals=0, num_devices=args.num_devices)
+    trainer = Trainer(cls, config, env)
     state = trainer.init(jax.random.key(0))
     steps = config.steps_per_iteration
     t = time.perf_counter()
@@ -83,7 +88,7 @@ def main(args: Args) -> dict:
 
     rollout_s = _time(jax.jit(trainer._rollout), state.model, state.env, state.key, repeats=1)
     row = {
-        "env": args.env, "learner": "ppo-lag", "device": jax.devices()[0].device_kind, "cpu": platform.processor(),
+        "env": args.env, "learner": args.learner, "device": jax.devices()[0].device_kind, "cpu": platform.processor(),
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",
         "load_1min": round(os.getloadavg()[0], 1),
         **dataclasses.asdict(args), "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1),

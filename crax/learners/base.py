@@ -10,7 +10,11 @@ override only hooks:
 * the multiplier hook :meth:`ConstrainedPPO.multiplier_update` (called once per iteration with the
   per-step violation ``v = ĉ − d/T``: a scalar, or one entry per budgeted term with ``budgets``), with :meth:`ConstrainedPPO.init_multipliers` creating its state;
 * environment hooks :meth:`ConstrainedPPO.wrap_env` (e.g. Saute's budget) and
-  :meth:`ConstrainedPPO.training_reward` (e.g. PPO-Cost's ``r − w·c``).
+  :meth:`ConstrainedPPO.training_reward` (e.g. PPO-Cost's ``r − w·c``);
+* the update hook :meth:`ConstrainedPPO.policy_update`: the actor's update of one iteration. The
+  default is PPO's minibatch epochs, each step one optimizer step on the clipped surrogate and the
+  critics' value loss together; the trust-region learners (:mod:`crax.learners.trust_region`)
+  regress the critics alone (:meth:`ConstrainedPPO.fit_critics`) and step the actor their own way.
 
 The loop that calls the hooks is :class:`crax.learners.trainer.Trainer`.
 """
@@ -18,10 +22,12 @@ The loop that calls the hooks is :class:`crax.learners.trainer.Trainer`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+import optax
 from flax import nnx, struct
 
 from crax.core.env import Env
@@ -31,6 +37,9 @@ from crax.learners.networks import (
     MLP,
     Normalizer,
     TanhGaussianActor,
+    gaussian_entropy,
+    gaussian_kl,
+    gaussian_log_prob,
 )
 
 
@@ -127,6 +136,34 @@ class PolicyBatch:
     violation: jax.Array
 
 
+@struct.dataclass
+class IterationBatch:
+    """What the update hook sees for one iteration: the flattened rollout and the constraint signal.
+
+    ``samples`` holds per-transition arrays of leading size ``n`` (``obs``, ``u``, the rollout
+    policy's ``logp``/``loc``/``scale``, the normalized advantages ``adv_r``/``adv_c`` and the critics'
+    targets ``target_r``/``target_c``); ``violation`` is v = ĉ − d/T (shape
+    :attr:`~ConstrainedPPO.cost_shape`); ``cost_scale`` is the standard deviation the raw cost
+    advantages were divided by, so ``adv_c · cost_scale`` is in cost per step, like ``violation``.
+    """
+
+    samples: dict[str, jax.Array]
+    violation: jax.Array
+    cost_scale: jax.Array
+
+
+Loss = Callable[["ConstrainedPPO", dict[str, jax.Array]], tuple[jax.Array, dict[str, jax.Array]]]
+"""A minibatch loss: ``loss(learner, minibatch) -> (scalar to minimize, metrics)``."""
+
+
+def adam(config: PPOConfig) -> optax.GradientTransformation:
+    """The learners' optimizer: Adam at ``learning_rate``, after global-norm clipping by ``max_grad_norm`` if set."""
+    tx = optax.adam(config.learning_rate)
+    if config.max_grad_norm is not None:
+        tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), tx)
+    return tx
+
+
 def weighted_cost(weights: jax.Array, adv_c: jax.Array, like: jax.Array) -> jax.Array:
     """Σ_k w_k Â_c,k per sample: ``adv_c`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
     return jnp.sum(jnp.reshape(weights, (-1,)) * adv_c.reshape(like.shape + (-1,)), axis=-1)
@@ -207,6 +244,102 @@ class ConstrainedPPO(nnx.Module):
         """Penalty hook: the policy loss (to minimize) and extra metrics. Default: −clip surrogate."""
         adv = self.advantage(batch.adv_r, batch.adv_c, batch.violation)
         return -clipped_surrogate(batch.ratio, adv, self.config.clip_epsilon), {}
+
+    def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
+        """Update hook: the actor's update of one iteration, in place; returns its metrics (each an
+        array whose mean is logged). Default: PPO's ``num_epochs`` × ``num_minibatches`` optimizer
+        steps on :meth:`ppo_loss`, the clipped surrogate of :meth:`policy_loss` together with the
+        critics' :meth:`value_loss` (one optimizer, so gradient clipping spans actor and critics).
+        An override that steps the actor otherwise regresses the critics with :meth:`fit_critics`."""
+        violation = batch.violation
+        return self.minibatch_epochs(optimizer, batch.samples, key,
+                                     lambda learner, mb: learner.ppo_loss(mb, violation))
+
+    # ---- the update's pieces ------------------------------------------------------------------
+
+    def minibatch_epochs(self, optimizer: nnx.Optimizer, samples: dict[str, jax.Array], key: jax.Array,
+                         loss: Loss, module: nnx.Module | None = None,
+                         stop: Callable[[nnx.Module], jax.Array] | None = None) -> dict[str, jax.Array]:
+        """``num_epochs`` passes over ``samples`` in a fresh random order, one ``optimizer`` step on
+        ``loss(module, minibatch)`` per minibatch (``num_minibatches`` per pass), by ``lax.scan``;
+        ``module`` (default: this learner; e.g. its actor, with an optimizer of its own) and
+        ``optimizer`` change in place. Returns the loss metrics stacked ``(epochs, minibatches)``.
+
+        With ``stop``, checked on ``module`` after every pass, the passes after the first that it
+        flags leave ``module`` and ``optimizer`` as they are; the metrics are then the means over the
+        passes that ran, and ``epochs`` counts them."""
+        c = self.config
+        module = self if module is None else module
+        n = samples["obs"].shape[0]
+        graphdef, state = nnx.split((module, optimizer))
+
+        def sgd_step(state, mb):
+            target, opt = nnx.merge(graphdef, state)
+            (_, metrics), grads = nnx.value_and_grad(loss, has_aux=True)(target, mb)
+            opt.update(target, grads)
+            return nnx.state((target, opt)), metrics
+
+        def epoch(state, k):
+            perm = jax.random.permutation(k, n)
+            mbs = jax.tree.map(lambda x: x[perm].reshape((c.num_minibatches, -1, *x.shape[1:])), samples)
+            return jax.lax.scan(sgd_step, state, mbs)
+
+        keys = jax.random.split(key, c.num_epochs)
+        if stop is None:
+            state, metrics = jax.lax.scan(epoch, state, keys)
+            nnx.update((module, optimizer), state)
+            return metrics
+
+        def guarded(carry, k):
+            state, stopped = carry
+            stepped, metrics = epoch(state, k)
+            state = jax.tree.map(lambda old, new: jnp.where(stopped, old, new), state, stepped)
+            return (state, stopped | stop(nnx.merge(graphdef, state)[0])), (metrics, ~stopped)
+
+        (state, _), (metrics, ran) = jax.lax.scan(guarded, (state, jnp.zeros((), bool)), keys)
+        nnx.update((module, optimizer), state)
+        epochs = ran.sum()
+        weights = ran.astype(jnp.float32) / jnp.maximum(epochs, 1)
+        means = jax.tree.map(lambda m: jnp.einsum("e,e...->", weights, m) / m[0].size, metrics)
+        return {**means, "epochs": epochs.astype(jnp.float32)}
+
+    def value_loss(self, mb: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """The critics' regression loss, ``value_loss_coef`` × (MSE of the reward critic + summed MSE of
+        the cost critic's outputs) against the GAE targets, and its metrics."""
+        v_r, v_c = self.values(mb["obs"])
+        value_loss_r = jnp.mean((v_r - mb["target_r"]) ** 2)
+        value_loss_c = jnp.mean(jnp.sum(((v_c - mb["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
+        metrics = {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
+        return self.config.value_loss_coef * (value_loss_r + value_loss_c), metrics
+
+    def fit_critics(self, optimizer: nnx.Optimizer, samples: dict[str, jax.Array], key: jax.Array) -> dict[str, jax.Array]:
+        """The critics' regression alone: :meth:`minibatch_epochs` on :meth:`value_loss` (the actor's
+        gradient is zero, so its parameters and its optimizer moments stay as they are)."""
+        return self.minibatch_epochs(optimizer, samples, key, lambda learner, mb: learner.value_loss(mb))
+
+    def ppo_loss(self, mb: dict[str, jax.Array], violation: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """PPO's minibatch loss: :meth:`policy_loss` + the critics' value loss − ``entropy_cost`` × entropy."""
+        c = self.config
+        loc, scale = self.policy(mb["obs"])
+        log_ratio = gaussian_log_prob(mb["u"], loc, scale) - mb["logp"]
+        ratio = jnp.exp(log_ratio)
+        kl = gaussian_kl(loc, scale, mb["loc"], mb["scale"])
+        policy_loss, extra = self.policy_loss(
+            PolicyBatch(ratio=ratio, adv_r=mb["adv_r"], adv_c=mb["adv_c"], kl=kl, violation=violation)
+        )
+        value_loss, value_metrics = self.value_loss(mb)
+        entropy = jnp.mean(gaussian_entropy(scale))
+        loss = policy_loss + value_loss - c.entropy_cost * entropy
+        metrics = {
+            "loss/total": loss,
+            "loss/policy": policy_loss,
+            **value_metrics,
+            "policy/entropy": entropy,
+            "policy/kl": jnp.mean(kl),
+            "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon),
+            **extra,
+        }
+        return loss, metrics
 
     # ---- shared pieces ------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """`Trainer`: the one training loop that every :class:`~crax.learners.base.ConstrainedPPO` shares.
 
 Rollout by ``lax.scan`` over the batched env, normalizer update, GAE for reward and cost, the
-multiplier step, and SGD epochs × minibatches by ``lax.scan``, all in one jitted function
+multiplier step, and the learner's update hook (PPO's SGD epochs × minibatches by ``lax.scan``, or a
+trust-region step), all in one jitted function
 (``iterations_per_call`` iterations per call), vmapped over ``num_seeds`` independent seeds. The
 model is split once (``nnx.split``) and merged inside the traced function.
 
@@ -18,22 +19,20 @@ Decisions not fixed by SPEC §5 (recorded here):
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import TYPE_CHECKING, Any, Self
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from crax.core.env import AutoReset, Env, EpisodeStats, State, Vmap
 from crax.devices import distributed, startup
-from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.base import ConstrainedPPO, IterationBatch, PPOConfig, adam
 from crax.learners.config import EVAL_POLICIES
-from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.networks import gaussian_log_prob
 
 
 def gae(
@@ -176,10 +175,7 @@ class Trainer:
         c = self.config
         learner = self.learner_cls(c, self.observation_size, self.action_size, self.episode_length,
                                    rngs=nnx.Rngs(key))
-        tx = optax.adam(c.learning_rate)
-        if c.max_grad_norm is not None:
-            tx = optax.chain(optax.clip_by_global_norm(c.max_grad_norm), tx)
-        return learner, nnx.Optimizer(learner, tx, wrt=nnx.Param)
+        return learner, nnx.Optimizer(learner, adam(c), wrt=nnx.Param)
 
     def _init_one(self, key: jax.Array) -> TrainState:
         k_model, k_env, k_train, k_offset = jax.random.split(key, 4)
@@ -298,12 +294,13 @@ class Trainer:
         learner.multiplier_update(violation)
 
         flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
-        batch = {
+        samples = {
             "obs": flat(tr.obs), "u": flat(tr.u), "logp": flat(tr.logp), "loc": flat(tr.loc),
             "scale": flat(tr.scale), "adv_r": _normalize(flat(adv_r)), "adv_c": _normalize(flat(adv_c)),
             "target_r": flat(target_r), "target_c": flat(target_c),
         }
-        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, violation, key)
+        batch = IterationBatch(samples=samples, violation=violation, cost_scale=flat(adv_c).std() + 1e-8)
+        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, key)
 
         done = tr.episode["done"]
         n_done = done.sum()
@@ -330,49 +327,11 @@ class Trainer:
         metrics["train/nonfinite"] = 1.0 - jnp.all(jnp.stack(finite)).astype(jnp.float32)
         return model, metrics
 
-    def _update(self, model, batch: dict[str, jax.Array], violation: jax.Array, key: jax.Array):
-        c = self.config
-        n = batch["obs"].shape[0]
-
-        def sgd_step(model, mb):
-            learner, opt = nnx.merge(self.graphdef, model)
-            grad_fn = nnx.value_and_grad(functools.partial(self._loss, violation=violation), has_aux=True)
-            (_, metrics), grads = grad_fn(learner, mb)
-            opt.update(learner, grads)
-            return nnx.state((learner, opt)), metrics
-
-        def epoch(model, k):
-            perm = jax.random.permutation(k, n)
-            mbs = jax.tree.map(lambda x: x[perm].reshape((c.num_minibatches, -1, *x.shape[1:])), batch)
-            return jax.lax.scan(sgd_step, model, mbs)
-
-        return jax.lax.scan(epoch, model, jax.random.split(key, c.num_epochs))
-
-    def _loss(self, learner: ConstrainedPPO, mb: dict[str, jax.Array], violation: jax.Array):
-        c = self.config
-        loc, scale = learner.policy(mb["obs"])
-        log_ratio = gaussian_log_prob(mb["u"], loc, scale) - mb["logp"]
-        ratio = jnp.exp(log_ratio)
-        kl = gaussian_kl(loc, scale, mb["loc"], mb["scale"])
-        policy_loss, extra = learner.policy_loss(
-            PolicyBatch(ratio=ratio, adv_r=mb["adv_r"], adv_c=mb["adv_c"], kl=kl, violation=violation)
-        )
-        v_r, v_c = learner.values(mb["obs"])
-        value_loss_r = jnp.mean((v_r - mb["target_r"]) ** 2)
-        value_loss_c = jnp.mean(jnp.sum(((v_c - mb["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
-        entropy = jnp.mean(gaussian_entropy(scale))
-        loss = policy_loss + c.value_loss_coef * (value_loss_r + value_loss_c) - c.entropy_cost * entropy
-        metrics = {
-            "loss/total": loss,
-            "loss/policy": policy_loss,
-            "loss/value_reward": value_loss_r,
-            "loss/value_cost": value_loss_c,
-            "policy/entropy": entropy,
-            "policy/kl": jnp.mean(kl),
-            "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon),
-            **extra,
-        }
-        return loss, metrics
+    def _update(self, model, batch: IterationBatch, key: jax.Array):
+        """The learner's update hook on one seed's batch: its new model state and its metrics."""
+        learner, opt = nnx.merge(self.graphdef, model)
+        metrics = learner.policy_update(opt, batch, key)
+        return nnx.state((learner, opt)), metrics
 
     # ---- evaluation ---------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 
 from crax.cli import train as train_cli
 from crax.core.params import Range
-from crax.learners import BUILTIN_LEARNERS, FOCOPS, P3O, PPO, PPOPID, PPOLag, PPOSaute
+from crax.learners import BUILTIN_LEARNERS, CPO, CUP, FOCOPS, P3O, PCPO, PPO, PPOPID, PPOLag, PPOSaute, TRPOLag
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
 # Fields whose valid values a type states, not a numeric range (checked elsewhere: eval_policy, budgets).
@@ -76,6 +76,16 @@ def test_a_value_outside_the_range_names_the_field_and_the_range(cls, field):
     (PPOSaute, dict(safety_bound=0.0), r"'safety_bound' must be > 0, got 0.0"),  # Saute spends z in units of d
     (PPO, dict(critic_hidden=(16, 0)), r"'critic_hidden': every entry must be an integer >= 1, got \(16, 0\)"),
     (PPO, dict(num_envs=True), r"'num_envs' must be an integer >= 1, got True"),
+    # the trust-region fields (issue 20): δ > 0, CG iterations >= 1, damping >= 0, backtracking in (0, 1)
+    (CPO, dict(target_kl=0.0), r"'target_kl' must be > 0, got 0.0"),
+    (TRPOLag, dict(target_kl=-0.01), r"'target_kl' must be > 0, got -0.01"),
+    (CUP, dict(target_kl=0.0), r"'target_kl' must be > 0, got 0.0"),
+    (PCPO, dict(cg_iterations=0), r"'cg_iterations' must be an integer >= 1, got 0"),
+    (CPO, dict(cg_iterations=2.5), r"'cg_iterations' must be an integer >= 1, got 2.5"),
+    (TRPOLag, dict(cg_damping=-0.1), r"'cg_damping' must be >= 0, got -0.1"),
+    (CPO, dict(backtrack_coef=1.0), r"'backtrack_coef' must be in \(0, 1\), got 1.0"),
+    (PCPO, dict(backtrack_coef=0.0), r"'backtrack_coef' must be in \(0, 1\), got 0.0"),
+    (TRPOLag, dict(backtrack_steps=0), r"'backtrack_steps' must be an integer >= 1, got 0"),
 ])
 def test_trial_findings_are_rejected(cls, changes, message):
     with pytest.raises(ValueError, match=message):
@@ -91,6 +101,10 @@ def test_a_negative_seed_and_no_grad_clip_stay_valid():
     (["ppo-lag", "--lambda-lr", "-1"], "'lambda_lr' must be > 0"),
     (["ppo-lag", "--max-grad-norm", "-1"], "'max_grad_norm' must be None or > 0"),
     (["focops", "--focops-lambda", "0"], "'focops_lambda' must be > 0"),
+    (["cpo", "--target-kl", "0"], "'target_kl' must be > 0"),
+    (["pcpo", "--backtrack-coef", "1.5"], "'backtrack_coef' must be in (0, 1)"),
+    (["trpo-lag", "--cg-iterations", "0"], "'cg_iterations' must be an integer >= 1"),
+    (["cpo", "--cg-damping", "-1"], "'cg_damping' must be >= 0"),
 ])
 def test_cli_reports_an_out_of_range_flag_cleanly(capsys, flags, message):
     with pytest.raises(SystemExit) as exc:

@@ -110,7 +110,7 @@ def test_every_learner_runs_one_compiled_program(cls):
         assert v.shape == (1, 2), k
         assert np.all(np.isfinite(v)), k
     expected = {"ppo-lag": {"lagrange"}, "ppo-pid": {"lagrange", "integral", "derivative", "prev_violation"},
-                "p3o": {"kappa"}, "focops": {"nu"}}.get(cls.name, set())
+                "p3o": {"kappa"}, "focops": {"nu"}, "trpo-lag": {"lagrange"}, "cup": {"lagrange"}}.get(cls.name, set())
     assert {k.split("/", 1)[1] for k in metrics if k.startswith("multiplier/")} == expected
 
 
@@ -127,7 +127,8 @@ def _learn(cls):
 
 
 @pytest.mark.slow  # learning runs: 76,800 steps per learner, and PPO's for the baseline
-@pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo"])
+@pytest.mark.parametrize("name", ["ppo-lag", "ppo-pid", "ppo-cost", "ppo-saute", "p3o", "focops", "crpo",
+                                  "trpo-lag", "cpo", "pcpo", "cup"])
 def test_safe_learners_cut_cost_below_ppo(name, ppo_baseline):
     result = _learn(runs.get_learner(name))
     try:

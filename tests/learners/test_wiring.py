@@ -42,6 +42,16 @@ OWN = {
     "p3o": dict(kappa_init=0.01, kappa_factor=1.1, kappa_max=50.0),
     "focops": dict(nu_init=0.1, nu_lr=1.0, nu_max=100.0, focops_lambda=1.5, kl_delta=0.02),
 }
+# The trust-region learners (docs/learners.md: OmniSafe's TRPO/CPO/PCPO/CUP configs): δ 0.01, 15 CG
+# iterations, damping 0.1, backtracking by 0.8 (15 tries; CPO 20, PCPO 200), no entropy bonus.
+TRUST_REGION = dict(entropy_cost=0.0, target_kl=0.01, cg_iterations=15, cg_damping=0.1, backtrack_coef=0.8,
+                    backtrack_steps=15)
+OWN |= {
+    "trpo-lag": dict(TRUST_REGION, lambda_lr=3.0, lambda_init=0.0),
+    "cpo": dict(TRUST_REGION, backtrack_steps=20),
+    "pcpo": dict(TRUST_REGION, backtrack_steps=200),
+    "cup": dict(lambda_lr=3.0, lambda_init=0.0, target_kl=0.01),
+}
 
 
 @pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
@@ -89,13 +99,14 @@ def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(m
     calls, batches = [], []
     monkeypatch.setattr(trainer_module, "gae", lambda *a: calls.append(a) or gae(*a))
     update = trainer._update
-    monkeypatch.setattr(trainer, "_update", lambda m, b, v, k: batches.append(b) or update(m, b, v, k))
+    monkeypatch.setattr(trainer, "_update", lambda m, b, k: batches.append(b) or update(m, b, k))
+    untouched = jax.tree.map(jnp.copy, model)  # eager, the update hook changes the merged model in place
     _, metrics = trainer._learn(model, tr, jax.random.key(1))  # eager: the spies see concrete arrays
 
     # the normalizer is updated with the rollout before any value is computed
     norm = Normalizer(2)
     norm.update(tr.obs)
-    after = nnx.merge(trainer.graphdef, model)[0]
+    after = nnx.merge(trainer.graphdef, untouched)[0]
     after.normalizer = norm
     v_r, v_c = after.values(tr.obs)
     nv_r, nv_c = after.values(tr.final_obs)
@@ -117,12 +128,16 @@ def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(m
     assert float(metrics["multiplier/lagrange"]) == pytest.approx(lam, abs=1e-6) and lam > 0
     assert float(metrics["spy/lagrange_seen"]) == pytest.approx(lam, abs=1e-6)
 
-    # reward and cost advantages are normalized separately, each from its own GAE
+    # reward and cost advantages are normalized separately, each from its own GAE; the update also
+    # sees the iteration's violation and the scale that turns normalized cost advantages back into cost
     (batch,) = batches
     for name, args in (("adv_r", r_args), ("adv_c", c_args)):
         adv = np.asarray(gae(*args)[0]).reshape(-1)
-        np.testing.assert_allclose(batch[name], (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-4, atol=1e-5)
-        assert abs(float(batch[name].mean())) < 1e-5 and float(batch[name].std()) == pytest.approx(1.0, abs=1e-4)
+        got = batch.samples[name]
+        np.testing.assert_allclose(got, (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-4, atol=1e-5)
+        assert abs(float(got.mean())) < 1e-5 and float(got.std()) == pytest.approx(1.0, abs=1e-4)
+    assert float(batch.violation) == pytest.approx(v, abs=1e-6)
+    assert float(batch.cost_scale) == pytest.approx(np.asarray(gae(*c_args)[0]).std(), rel=1e-4)
 
 
 def test_multipliers_stay_out_of_the_optimizer_in_a_real_iteration():
