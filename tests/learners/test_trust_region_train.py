@@ -149,10 +149,13 @@ def test_trpo_lag_and_cup_keep_one_multiplier_per_budgeted_term(cls):
     assert all(np.all(np.isfinite(v)) for v in m.values())
 
 
-@pytest.mark.slow  # three compiled runs per learner
+@pytest.mark.slow  # three runs per learner
 @pytest.mark.parametrize("cls", LEARNERS, ids=lambda c: c.name)
 def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch, cls):
-    config = tiny(cls.Config, total_steps=4 * STEPS_PER_ITER, num_evals=2, checkpoint_every=2, safety_bound=2.0)
+    # the training program of test_crax_train_runs_and_logs_the_step_statistics (two seeds, bound 2):
+    # the compile cache has it, so the three runs here trace it but do not compile it again
+    config = tiny(cls.Config, total_steps=4 * STEPS_PER_ITER, num_evals=2, checkpoint_every=2, safety_bound=2.0,
+                  num_seeds=2)
     reference = runs.train(cls, config, TOY_ENV_ID, run_dir=tmp_path / "ref", progress=False)
     run_dir = tmp_path / "run"
     interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)  # during the fourth iteration
