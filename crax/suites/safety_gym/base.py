@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx
 
 from crax.bodies.base import SAFETY_GYM, Body
@@ -93,6 +94,16 @@ class SafetyGymSuite(NavigationSuite):
         self.constraints = nnx.List(constraints)
         self.sensors = nnx.List([Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist)
                                  for label in lidar if label in objects])
+
+    def gymnasium_spaces(self) -> dict[str, Any]:
+        """Safety-Gymnasium's spaces for :mod:`crax.gymnasium`: observation bounds (sensors
+        unbounded, lidars in [0, 1]) and float64 observations and actions."""
+        low = np.concatenate([np.full(self.body_obs_size, -np.inf)] + [np.zeros(s.size) for s in self.sensors])
+        high = np.concatenate([np.full(self.body_obs_size, np.inf)] + [np.ones(s.size) for s in self.sensors])
+        return {"obs_low": low, "obs_high": high, "dtype": np.float64}
+
+    body_obs_size: ClassVar[int] = 12
+    """Size of the body's own observation (the Point's four 3-axis sensors)."""
 
     @staticmethod
     def vases_constrained(level: int) -> bool:

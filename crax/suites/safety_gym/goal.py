@@ -6,7 +6,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from flax import nnx
 
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
