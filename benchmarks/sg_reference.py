@@ -153,7 +153,7 @@ def goal_records(env_id: str) -> dict:
     t = np.arange(150)
     actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
     rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0},
-                                     {"goal": [[-2.9, 2.9]], "hazards": [[2.0, -1.5]]}, actions))
+                                     {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, actions))
     return {**s.spaces(), "states": states, "rollouts": rollouts}
 
 

@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 
 from crax.core.context import Context
+from crax.core.mjx import jax_impl
 from crax.core.params import TaskParam
 from crax.core.scene import body_geom_ids
 from crax.costs.base import Constraint
@@ -37,7 +38,7 @@ class VaseContact(Constraint):
         self.is_vase, self.is_agent = tuple(vase.tolist()), tuple(agent.tolist())
 
     def cost(self, ctx: Context) -> jax.Array:
-        contact = ctx.data._impl.contact
+        contact = jax_impl(ctx.data).contact
         if contact.dist.shape[0] == 0:
             return jnp.zeros((), jnp.float32)
         g = contact.geom

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import jax
@@ -28,7 +28,7 @@ def check_render_mode(render_mode: str | None) -> None:
 def _declared_spaces(env: Env) -> dict[str, Any] | None:
     """The spaces a task declares itself (Safety-Gymnasium's tasks: its bounds and float64), or None."""
     declare = getattr(getattr(env, "suite", None), "gymnasium_spaces", None)
-    return declare() if callable(declare) else None
+    return cast(dict[str, Any], declare()) if callable(declare) else None
 
 
 def observation_box(env: Env) -> gym.spaces.Box:

@@ -121,12 +121,11 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
         truncated = truncation > 0
         dtype = self.single_observation_space.dtype
         obs = obs.astype(dtype, copy=False)
-        final_obs = None if final_obs is None else final_obs.astype(dtype, copy=False)
         info: dict[str, Any] = {"cost": cost, **metrics}
         if same_step and done.any():
             final = {k: _masked(done, v) for k, v in info.items()}
             final.update({f"_{k}": done.copy() for k in info})
-            info.update(final_obs=_masked(done, final_obs), _final_obs=done.copy(),
+            info.update(final_obs=_masked(done, final_obs.astype(dtype, copy=False)), _final_obs=done.copy(),
                         final_info=final, _final_info=done.copy())
         return obs, reward, done & ~truncated, truncated, info
 

@@ -85,12 +85,12 @@ class SafetyGymSuite(NavigationSuite):
         for label, p in objects.items():
             p.label = label
         constraints: list[Constraint] = []
-        if "hazards" in objects:
-            constraints.append(HazardProximity(objects["hazards"], cost_scale=values.hazard_cost * HAZARD_SIZE,
-                                               term="hazards"))
-        if "vases" in objects and self.vases_constrained(level):
-            constraints.append(VaseContact(objects["vases"], contact_cost=values.vase_contact_cost))
-            constraints.append(VaseVelocity(objects["vases"], velocity_cost=values.vase_velocity_cost))
+        zones, vases = objects.get("hazards"), objects.get("vases")
+        if isinstance(zones, CylinderZones):  # cost · (r − d) inside each: the zones' 1 − d/r scaled by cost · r
+            constraints.append(HazardProximity(zones, cost_scale=values.hazard_cost * zones.radius, term="hazards"))
+        if isinstance(vases, Vases) and self.vases_constrained(level):
+            constraints.append(VaseContact(vases, contact_cost=values.vase_contact_cost))
+            constraints.append(VaseVelocity(vases, velocity_cost=values.vase_velocity_cost))
         self.constraints = nnx.List(constraints)
         self.sensors = nnx.List([Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist)
                                  for label in lidar if label in objects])
@@ -111,9 +111,9 @@ class SafetyGymSuite(NavigationSuite):
         return level >= 2
 
     @staticmethod
-    def hazard_zones(count: int) -> CylinderZones:
-        """Safety-Gymnasium's hazards: discs of radius 0.2, keepout 0.18."""
-        return CylinderZones(count, HAZARD_SIZE, keepout=0.18)
+    def hazard_zones(count: int, size: float = HAZARD_SIZE) -> CylinderZones:
+        """Safety-Gymnasium's hazards: discs of radius ``size`` (0.2), keepout 0.18."""
+        return CylinderZones(count, size, keepout=0.18)
 
     @staticmethod
     def vases(count: int) -> Vases:
