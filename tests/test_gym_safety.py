@@ -2,7 +2,9 @@
 autoreset=..., camera_name=...), safety_gymnasium.vector and safety_gymnasium.wrappers, and the
 clear errors for what crax does not offer.
 
-One compiled single env (PointVelocity1, 3-step episodes) and one 2-env vector env.
+One compiled single env (PointVelocity1, 3-step episodes) and one 2-env vector env. ``ID`` is not a
+task Safety-Gymnasium defines, so every call names ``paper_variant=True``: the Safety-style id maps
+onto crax's own task (tests/env/test_safety_point_goal.py covers the ids Safety-Gymnasium defines).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from crax.gymnasium import safety as safety_gymnasium
 
 LENGTH = 3
 ID = "SafetyPointVelocity1-v0"
-PARAMS = dict(velocity_threshold=0.01, cost_weight=2.0)
+PARAMS = dict(velocity_threshold=0.01, cost_weight=2.0, paper_variant=True)
 ACTION = np.array([0.8, -0.4], np.float32)
 
 
@@ -34,14 +36,17 @@ def test_make_takes_safety_gymnasium_keywords(env):
     ends = [env.step(ACTION)[3:5] for _ in range(LENGTH)]
     assert ends == [(False, False)] * (LENGTH - 1) + [(False, True)]  # max_episode_steps is the time limit
 
-    shown = safety_gymnasium.make(ID, render_mode="rgb_array", camera_name="top", width=40, disable_env_checker=True)
+    shown = safety_gymnasium.make(ID, render_mode="rgb_array", camera_name="top", width=40, disable_env_checker=True,
+                                  paper_variant=True)
     assert shown.unwrapped.render_kwargs == {"camera": "top", "width": 40}
-    assert isinstance(safety_gymnasium.make("SafetyPointVelocity1-v1", autoreset=True),
+    assert isinstance(safety_gymnasium.make("SafetyPointVelocity1-v1", autoreset=True, paper_variant=True),
                       safety_gymnasium.wrappers.SafeAutoResetWrapper)
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(id="SafetyPointGoal1-v7"), "version v7 is not one Safety-Gymnasium registers; use SafetyPointGoal1-v0 or "
+    (dict(id="SafetyPointGoal1-v7"), "not a Safety-Gymnasium task crax serves; served: SafetyPointGoal0-v0.*"
+                                     "paper_variant=True gives crax's own"),
+    (dict(id="SafetyPointGoal1-v7", paper_variant=True), "version v7 is not one Safety-Gymnasium registers; use SafetyPointGoal1-v0 or "
                                      "SafetyPointGoal1-v1"),
     (dict(id=ID, camera_name="vision"), "camera_name='vision' is not a crax camera; valid choices: track, top"),
     (dict(id=ID, camera_id=1), r"camera_id=...\) is not supported by crax: .*camera_name='track' or 'top'"),
@@ -102,4 +107,4 @@ def test_vector_make_autoresets_on_the_same_step_with_safety_gymnasium_keys():
     np.testing.assert_array_equal(infos["_final_observation"], [True, True])
     assert not np.array_equal(obs, infos["final_observation"])
     with pytest.raises(ValueError, match="wrappers= wraps each sub-env"):
-        safety_gymnasium.vector.make(ID, num_envs=2, wrappers=[gym.wrappers.ClipAction])
+        safety_gymnasium.vector.make(ID, num_envs=2, wrappers=[gym.wrappers.ClipAction], paper_variant=True)

@@ -22,7 +22,9 @@ PLANAR = "planar"
 """Kind of bodies constrained to the x-z plane (HalfCheetah, Walker2d, Hopper): forward is +x."""
 ARM = "arm"
 """Kind of fixed-base arms that reach for targets on a table (Reacher): Reach."""
-KINDS = (NAVIGATION, LOCOMOTION, PLANAR, ARM)
+SAFETY_GYM = "safety_gym"
+"""Kind of bodies built to Safety-Gymnasium 1.0.0's definitions, for its tasks (crax.suites.safety_gym)."""
+KINDS = (NAVIGATION, LOCOMOTION, PLANAR, ARM, SAFETY_GYM)
 
 
 class Body(nnx.Module):

@@ -48,8 +48,13 @@ class ListCmd:
         for name, cls in sorted(reg.suites.items()):
             bodies = sorted(b for b, bc in reg.bodies.items() if supports(cls, bc))
             print(f"  {name:<14} levels: {', '.join(map(str, cls.levels))}   bodies: {', '.join(bodies)}")
+        from crax.tasks import safety_gym
+        from crax.tasks.catalog import crax_ids
+
         print("env ids:")
-        print("  " + " ".join(crax.env_ids()))
+        print("  " + " ".join(crax_ids()))
+        print("Safety-Gymnasium's own tasks (docs/safety_gymnasium.md):")
+        print("  " + " ".join(safety_gym.served_ids()))
         for kind in ("sensors", "hazards", "constraints"):
             print(f"{kind}: {', '.join(sorted(reg.table(kind)))}")
         print(f"learners: {', '.join(sorted(reg.learners)) or '(none)'}")

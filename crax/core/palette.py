@@ -2,7 +2,7 @@
 and :mod:`crax.render` draws the model as built, adding only the agent's colours per frame.
 
 Chosen to tell the objects apart at a glance from any camera: green goal, blue hazard zones,
-teal pillars, orange buttons, purple gremlins, yellow block, charcoal agent (red while it pays a
+teal pillars, orange buttons, purple gremlins, yellow block, cyan vases, charcoal agent (red while it pays a
 cost). Translucent zones show the floor through them.
 """
 
@@ -13,6 +13,7 @@ PILLAR = (0.1, 0.6, 0.6, 1.0)
 BUTTON = (1.0, 0.55, 0.0, 1.0)
 GREMLIN = (0.6, 0.2, 0.85, 1.0)
 BLOCK = (0.95, 0.85, 0.15, 1.0)
+VASE = (0.0, 0.8, 0.85, 1.0)
 
 AGENT = (0.2, 0.2, 0.22, 1.0)
 """The agent on frames without cost (crax.render; bodies keep their own colours in the model)."""

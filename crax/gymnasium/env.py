@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import jax
@@ -25,12 +25,25 @@ def check_render_mode(render_mode: str | None) -> None:
         raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; got {render_mode!r}")
 
 
+def _declared_spaces(env: Env) -> dict[str, Any] | None:
+    """The spaces a task declares itself (Safety-Gymnasium's tasks: its bounds and float64), or None."""
+    declare = getattr(getattr(env, "suite", None), "gymnasium_spaces", None)
+    return cast(dict[str, Any], declare()) if callable(declare) else None
+
+
 def observation_box(env: Env) -> gym.spaces.Box:
+    """``Box(-inf, inf, (observation_size,), float32)``, or the bounds and dtype the task declares
+    (Safety-Gymnasium's tasks: its own space; observations are then cast to that dtype)."""
+    declared = _declared_spaces(env)
+    if declared is not None:
+        return gym.spaces.Box(declared["obs_low"], declared["obs_high"], dtype=declared["dtype"])
     return gym.spaces.Box(-np.inf, np.inf, (env.observation_size,), np.float32)
 
 
 def action_box(env: Env) -> gym.spaces.Box:
-    return gym.spaces.Box(-1.0, 1.0, (env.action_size,), np.float32)
+    declared = _declared_spaces(env)
+    dtype = np.float32 if declared is None else declared["dtype"]
+    return gym.spaces.Box(-1.0, 1.0, (env.action_size,), dtype)
 
 
 def host(tree: Any) -> Any:
@@ -138,7 +151,7 @@ class CraxEnv(_Adapter, gym.Env):
         super().reset(seed=seed)
         self._check_options(options)
         self.state = self._reset_fn(self._episode_key(seed))
-        return host(self.state.obs), {}
+        return host(self.state.obs).astype(self.observation_space.dtype, copy=False), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self._require_state()
@@ -147,4 +160,5 @@ class CraxEnv(_Adapter, gym.Env):
         obs, reward, cost, done, truncation, metrics = host((s.obs, s.reward, s.cost, s.done, s.truncation, s.metrics))
         info = {"cost": float(cost), **{k: v.item() if v.ndim == 0 else v for k, v in metrics.items()}}
         truncated = bool(truncation > 0)
+        obs = obs.astype(self.observation_space.dtype, copy=False)
         return obs, float(reward), bool(done > 0) and not truncated, truncated, info

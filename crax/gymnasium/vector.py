@@ -90,7 +90,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
             self.state = self._reset_each(jax.numpy.stack(keys))
         else:
             self.state = self._reset_fn(self._episode_key(seed))
-        return host(self.state.obs), {}
+        return host(self.state.obs).astype(self.single_observation_space.dtype, copy=False), {}
 
     def _seed_list(self, seed: Any) -> list[int] | None:
         """The per-env seeds of ``reset(seed=...)``, None for one seed or none; ValueError otherwise."""
@@ -119,11 +119,13 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
             (s.obs, s.reward, s.cost, s.done, s.truncation, s.metrics, s.info["final_obs"] if same_step else None))
         done = done > 0
         truncated = truncation > 0
+        dtype = self.single_observation_space.dtype
+        obs = obs.astype(dtype, copy=False)
         info: dict[str, Any] = {"cost": cost, **metrics}
         if same_step and done.any():
             final = {k: _masked(done, v) for k, v in info.items()}
             final.update({f"_{k}": done.copy() for k in info})
-            info.update(final_obs=_masked(done, final_obs), _final_obs=done.copy(),
+            info.update(final_obs=_masked(done, final_obs.astype(dtype, copy=False)), _final_obs=done.copy(),
                         final_info=final, _final_info=done.copy())
         return obs, reward, done & ~truncated, truncated, info
 

@@ -17,13 +17,16 @@ import jax.numpy as jnp
 def sample_layout(
     key: jax.Array,
     keepout: jax.Array,
-    extent: float,
+    extent: float | jax.Array,
     *,
     num_candidates: int = 64,
     fixed: jax.Array | None = None,
     candidates: Callable[[jax.Array, int], jax.Array] | None = None,
 ) -> jax.Array:
     """Positions (n, 2) in ``[-extent, extent]²`` for objects with keep-out radii ``keepout`` (n,).
+
+    ``extent`` is one half-width for all objects or one per object, shape (n,) (Safety-Gymnasium
+    shrinks each object's square by its own keep-out).
 
     ``fixed`` (m, 3) lists already occupied spots as (x, y, keepout) that every object avoids.
     ``candidates(key, num_candidates)`` (num_candidates, 2), if given, replaces the uniform draw in
@@ -35,10 +38,12 @@ def sample_layout(
         occupied = jnp.concatenate([fixed, occupied])
     offset = 0 if fixed is None else fixed.shape[0]
 
+    half = jnp.broadcast_to(jnp.asarray(extent, jnp.float32), (n,))
+
     def place(occupied, inputs):
-        i, k, r = inputs
+        i, k, r, e = inputs
         if candidates is None:
-            cand = jax.random.uniform(k, (num_candidates, 2), minval=-extent, maxval=extent)
+            cand = jax.random.uniform(k, (num_candidates, 2), minval=-e, maxval=e)
         else:
             cand = candidates(k, num_candidates)
         # written out rather than jnp.linalg.norm(axis=-1): XLA's CPU backend hands a reduction over a
@@ -54,5 +59,5 @@ def sample_layout(
         return occupied.at[offset + i].set(jnp.concatenate([xy, r[None]])), xy
 
     keys = jax.random.split(key, n)
-    _, xy = jax.lax.scan(place, occupied, (jnp.arange(n), keys, keepout))
+    _, xy = jax.lax.scan(place, occupied, (jnp.arange(n), keys, keepout, half))
     return xy

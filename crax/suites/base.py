@@ -175,6 +175,10 @@ class Suite(nnx.Module):
             out[c.term] = out.get(c.term, 0.0) + c.cost(ctx).astype(jnp.float32)
         return out
 
+    def step_cost(self, costs: dict[str, jax.Array]) -> jax.Array:
+        """The step's cost from its terms: their sum (Safety-Gymnasium's tasks: whether it is > 0)."""
+        return sum(costs.values(), jnp.zeros((), jnp.float32))
+
 
 def unsupported_pairs(m: mujoco.MjModel, message: str) -> str:
     """Names the geoms behind MJX's "(mjGEOM_X, mjGEOM_Y) collisions not implemented" error."""
@@ -372,7 +376,7 @@ class TaskEnv(Env):
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
         ctx = self._context(data, tr.task, action)
         costs = self.suite.costs(ctx)
-        cost = sum(costs.values(), jnp.zeros((), jnp.float32))
+        cost = self.suite.step_cost(costs)
         steps = state.info["steps"] + 1
         truncated = steps >= self._episode_length
         broken = ~(jnp.all(jnp.isfinite(data.qpos)) & jnp.all(jnp.isfinite(data.qvel)))

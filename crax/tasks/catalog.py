@@ -18,7 +18,7 @@ from crax.devices import startup
 from crax.plugins.manager import registry
 from crax.suites import checks
 from crax.suites.base import Suite, TaskEnv
-from crax.tasks import compose
+from crax.tasks import compose, safety_gym
 
 ENV_PARAMETERS = {
     "episode_length": Param(inspect.signature(TaskEnv.__init__).parameters["episode_length"].default, POSITIVE_COUNT,
@@ -39,7 +39,13 @@ def supports(suite: type[Suite], body: type) -> bool:
 
 
 def env_ids() -> list[str]:
-    """Every valid env id for the registered bodies and suites."""
+    """Every valid env id: the registered bodies and suites' ``{Body}{Suite}{Level}``, then the
+    Safety-Gymnasium tasks crax serves (``SafetyPointGoal1-v0``, :mod:`crax.tasks.safety_gym`)."""
+    return [*crax_ids(), *safety_gym.served_ids()]
+
+
+def crax_ids() -> list[str]:
+    """The ids ``{Body}{Suite}{Level}`` of the registered bodies and suites."""
     reg = registry()
     out = []
     for suite in reg.suites.values():
@@ -51,7 +57,12 @@ def env_ids() -> list[str]:
 
 
 def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
-    """Splits an id into (body class, suite class, level); raises ValueError naming valid choices."""
+    """Splits an id into (body class, suite class, level); raises ValueError naming valid choices.
+
+    A Safety-Gymnasium id (``SafetyPointGoal1-v0``) gives the body and suite built to its
+    definitions (:func:`crax.tasks.safety_gym.lookup`)."""
+    if safety_gym.is_safety_gym_id(env_id):
+        return safety_gym.lookup(env_id)
     reg = registry()
     match = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*?)(\d+)", env_id) if isinstance(env_id, str) else None
     if match is None:
@@ -163,6 +174,8 @@ def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | N
     checks.check_components(suite.constraints, suite.sensors)
     compose.check_terms(env_id, [c.term for c in suite.constraints], added_constraints)
     env = TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)
+    if safety_gym.is_safety_gym_id(env_id):
+        env.id = env_id
     startup.announce_compile()
     return env
 

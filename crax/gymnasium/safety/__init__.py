@@ -4,7 +4,7 @@ Code written for ``safety_gymnasium`` runs with one import changed::
 
     from crax.gymnasium import safety as safety_gymnasium
 
-    env = safety_gymnasium.make("SafetyPointGoal1-v0")      # crax's PointGoal1
+    env = safety_gymnasium.make("SafetyPointGoal1-v0")      # Safety-Gymnasium's PointGoal1, served by crax
     obs, info = env.reset(seed=0)
     obs, reward, cost, terminated, truncated, info = env.step(env.action_space.sample())
 
@@ -16,6 +16,11 @@ Code written for ``safety_gymnasium`` runs with one import changed::
 and ``disable_env_checker=`` (no checker is added either way), besides crax's own parameters.
 What has no crax counterpart (``camera_id``, ``config``, ``apply_api_compatibility=True``, a
 version suffix Safety-Gymnasium does not register) raises a ValueError saying what to use.
+
+Ids: a Safety-Gymnasium id crax serves is Safety-Gymnasium's own task, as Safety-Gymnasium 1.0.0
+defines it (``crax.tasks.safety_gym.served_ids()``; docs/safety_gymnasium.md); any other
+``Safety...`` id is a ValueError listing them. ``paper_variant=True`` maps every ``Safety<Task>-vN``
+onto crax's own (the paper's) task of that name instead: ``SafetyPointGoal1-v0`` -> ``PointGoal1``.
 """
 
 from __future__ import annotations
@@ -38,15 +43,16 @@ def make(id: str, num_envs: int = 1, render_mode: str | None = None, *, max_epis
     """:func:`crax.gymnasium.make` with ``safety_gymnasium=True``, called as ``safety_gymnasium.make``.
 
     Args:
-      id: a Safety-Gymnasium-style id (``SafetyPointGoal1-v0`` is crax's ``PointGoal1``, a crax
-        task, not Safety-Gymnasium's; ``-v0``/``-v1`` or no suffix) or a crax id.
+      id: a Safety-Gymnasium id crax serves (``SafetyPointGoal1-v0``: Safety-Gymnasium's own task)
+        or a crax id; with ``paper_variant=True`` any ``Safety<Task>`` id (``-v0``/``-v1`` or no
+        suffix), mapped onto crax's own task of that name (``PointGoal1``).
       num_envs: more than 1 gives the vector env (as :func:`vector.make`, but with
         :func:`crax.gymnasium.make`'s default autoreset mode).
       render_mode: None or ``"rgb_array"``.
       max_episode_steps: the time limit, crax's ``episode_length`` parameter (None: the task's).
       autoreset: True wraps the single env in :class:`wrappers.SafeAutoResetWrapper` (same-step
         reset, ``info["final_observation"]``); a vector env always autoresets.
-      **kwargs: ``camera_name``, ``width``, ``height``, ``disable_env_checker``,
+      **kwargs: ``paper_variant``, ``camera_name``, ``width``, ``height``, ``disable_env_checker``,
         ``autoreset_mode`` (vector only) and crax parameters (``crax.parameters(id)``).
     """
     if num_envs > 1 and autoreset is False:

@@ -6,6 +6,7 @@ from typing import Any
 
 from crax.gymnasium.safety.ids import crax_id
 from crax.render import CAMERAS
+from crax.tasks import safety_gym
 
 _REFUSED = {
     "camera_id": "crax renders from named cameras: pass camera_name='track' or 'top'",
@@ -15,10 +16,33 @@ _REFUSED = {
 }
 
 
+def resolve_id(env_id: str, paper_variant: bool = False) -> str:
+    """The crax id ``safety_gymnasium.make(env_id)`` builds.
+
+    A Safety-Gymnasium id crax serves (``SafetyPointGoal1-v0``) is Safety-Gymnasium's own task
+    (:mod:`crax.tasks.safety_gym`); with ``paper_variant=True`` it is the paper's task of the
+    same name instead (``PointGoal1``: :func:`crax_id`, any ``Safety...`` id). A crax id is itself.
+
+    Raises:
+      ValueError: another ``Safety...`` id without ``paper_variant``: the message lists the
+        Safety-Gymnasium ids crax serves.
+    """
+    if paper_variant:
+        return crax_id(env_id)
+    if isinstance(env_id, str) and env_id.startswith("Safety"):
+        try:
+            safety_gym.lookup(env_id)
+        except ValueError as e:
+            raise ValueError(f"{e}; paper_variant=True gives crax's own (paper) task of that name instead") from None
+    return env_id
+
+
 def crax_make_args(env_id: str, max_episode_steps: int | None, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The crax id and :func:`crax.gymnasium.make` keywords for ``safety_gymnasium.make(env_id,
-    max_episode_steps=..., **kwargs)``; ValueError for a keyword crax cannot honour."""
+    """The crax id (:func:`resolve_id`, with ``kwargs["paper_variant"]``) and :func:`crax.gymnasium.make`
+    keywords for ``safety_gymnasium.make(env_id, max_episode_steps=..., **kwargs)``; ValueError for a
+    keyword crax cannot honour."""
     kwargs = dict(kwargs)
+    paper_variant = bool(kwargs.pop("paper_variant", False))
     kwargs.pop("disable_env_checker", None)  # crax adds no env checker: either value is honoured
     if not kwargs.get("apply_api_compatibility"):
         kwargs.pop("apply_api_compatibility", None)
@@ -35,4 +59,4 @@ def crax_make_args(env_id: str, max_episode_steps: int | None, kwargs: dict[str,
         if camera not in CAMERAS:
             raise ValueError(f"camera_name={camera!r} is not a crax camera; valid choices: {', '.join(CAMERAS)}")
         kwargs["camera"] = camera
-    return crax_id(env_id), kwargs
+    return resolve_id(env_id, paper_variant), kwargs

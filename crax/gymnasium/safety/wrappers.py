@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 
 __all__ = [
     "Gymnasium2SafetyGymnasium", "SafeAutoResetWrapper", "SafeTimeLimit", "SafetyGymnasium2Gymnasium",
@@ -25,13 +26,27 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"crax.gymnasium.safety.wrappers has no {name!r}; it offers {', '.join(__all__)}")
 
 
+def _safety_gym_info(env: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` plus Safety-Gymnasium's own cost keys where ``env`` runs one of its tasks
+    (:mod:`crax.suites.safety_gym`): ``cost_<term>``, each term's indicator, and ``cost_sum``,
+    the step cost, as Safety-Gymnasium's ``info`` holds them (``cost/<term>`` keep the raw values)."""
+    suite = getattr(getattr(env.unwrapped, "env", None), "suite", None)
+    if not getattr(suite, "cost_indicator", False):
+        return info
+    terms = {f"cost_{k.removeprefix('cost/')}": (np.asarray(v) > 0).astype(np.float64) * 1.0
+             for k, v in info.items() if k.startswith("cost/")}
+    terms = {k: float(v) if np.ndim(v) == 0 else v for k, v in terms.items()}
+    return {**info, **terms, "cost_sum": info["cost"]}
+
+
 class SafetyGymnasiumWrapper(gym.Wrapper):
     """A :class:`crax.gymnasium.CraxEnv` whose ``step`` returns Safety-Gymnasium's 6-tuple
-    ``(obs, reward, cost, terminated, truncated, info)``; ``cost`` is ``info["cost"]``, a float."""
+    ``(obs, reward, cost, terminated, truncated, info)``; ``cost`` is ``info["cost"]``, a float.
+    For Safety-Gymnasium's own tasks ``info`` also has its keys ``cost_<term>`` and ``cost_sum``."""
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, info["cost"], terminated, truncated, info
+        return obs, reward, info["cost"], terminated, truncated, _safety_gym_info(self.env, info)
 
 
 Gymnasium2SafetyGymnasium = SafetyGymnasiumWrapper
@@ -48,7 +63,7 @@ class SafetyGymnasiumVectorWrapper(gym.vector.VectorWrapper):
         obs, rewards, terminations, truncations, infos = self.env.step(actions)
         if "final_obs" in infos:
             infos.update(final_observation=infos["final_obs"], _final_observation=infos["_final_obs"])
-        return obs, rewards, infos["cost"], terminations, truncations, infos
+        return obs, rewards, infos["cost"], terminations, truncations, _safety_gym_info(self.env, infos)
 
 
 class SafetyGymnasium2Gymnasium(gym.Wrapper):

@@ -1,0 +1,175 @@
+"""Records Safety-Gymnasium 1.0.0's own numbers on hand-set states, for crax's fidelity tests.
+
+Run with the Python 3.10 environment that has ``safety-gymnasium==1.0.0`` (docs/safety_gymnasium.md
+says how to make it), from the repository root::
+
+    /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
+
+For each served id it records the spaces, the flattened observation's keys and sizes, and:
+
+- ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
+  yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
+  (``task.calculate_cost()``), the indicator terms and step cost as ``env.step`` reports them;
+- ``rollouts``: from a hand-set state, a fixed action sequence through ``env.step``: reward, cost,
+  cost terms (indicators), ``goal_met``, and after each step the agent's pose and velocity and the
+  observation; used for reward terms (progress, goal reached), vase costs over time, and the
+  dynamics comparison (the long ``dynamics`` rollout).
+
+States are set after a reset: the agent starts at the origin facing +x (so its slide joints are
+world x and y), then ``qpos``/``qvel`` of the agent and the vases and the bodies' ``pos`` of the
+goal and hazards are written and ``mj_forward`` runs. Objects a state does not use are parked far
+away (beyond every lidar's range). Nothing here is random except Safety-Gymnasium's own goal
+respawn, after which a rollout records no observation (see ``goal_respawn``).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import mujoco
+import numpy as np
+import safety_gymnasium
+
+OUT = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "safety_gym_reference.json"
+FAR = 20.0
+
+
+def far(n: int, row: int) -> list[list[float]]:
+    return [[FAR + 1.5 * i, FAR + 3.0 * row] for i in range(n)]
+
+
+class Scene:
+    """One Safety-Gymnasium env whose state is set by hand."""
+
+    def __init__(self, env_id: str):
+        self.env_id = env_id
+        self.env = safety_gymnasium.make(env_id)
+        self.builder = self.env.unwrapped
+        self.task = self.builder.task
+        self.task.agent.locations = [(0.0, 0.0)]
+        self.task.agent.rot = 0.0
+        self.builder.reset(seed=0)
+        self.counts = {"hazards": getattr(getattr(self.task, "hazards", None), "num", 0),
+                       "vases": getattr(getattr(self.task, "vases", None), "num", 0)}
+
+    def spaces(self) -> dict:
+        def box(space):
+            return {"shape": list(space.shape), "dtype": str(space.dtype),
+                    "low": np.asarray(space.low, float).tolist(), "high": np.asarray(space.high, float).tolist()}
+
+        keys = [[k, int(np.prod(s.shape))] for k, s in self.builder.obs_space_dict.spaces.items()]
+        return {"observation_space": box(self.env.observation_space), "action_space": box(self.env.action_space),
+                "obs_keys": keys, "num_steps": self.task.num_steps,
+                "dt": self.task.model.opt.timestep * self.task.sim_conf.frameskip_binom_n,
+                "extents": list(self.task.placements_conf.extents), "counts": self.counts}
+
+    def set(self, agent: dict, layout: dict) -> dict:
+        """Resets, writes the state and returns it completed (every object placed)."""
+        self.builder.reset(seed=0)
+        m, d = self.task.model, self.task.data
+        full = {"goal": layout.get("goal", far(1, 0)),
+                "hazards": (layout.get("hazards", []) + far(self.counts["hazards"], 1))[: self.counts["hazards"]],
+                "vases": (layout.get("vases", []) + [[*p, 0.0] for p in far(self.counts["vases"], 2)])[: self.counts["vases"]]}
+        m.body("goal").pos[:2] = full["goal"][0]
+        for i, xy in enumerate(full["hazards"]):
+            m.body(f"hazard{i}").pos[:2] = xy
+        for i, (x, y, yaw) in enumerate(full["vases"]):
+            adr = m.jnt_qposadr[m.joint(f"vase{i}").id]
+            d.qpos[adr: adr + 7] = [x, y, 0.1 - 4e-5, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+            vadr = m.jnt_dofadr[m.joint(f"vase{i}").id]
+            d.qvel[vadr: vadr + 6] = 0.0
+        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
+        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
+        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        mujoco.mj_forward(m, d)
+        self.task.world_info.layout = None  # rebuilt from the bodies by update_layout
+        self.task.world_info.layout = {"agent": d.body("agent").xpos[:2].copy(),
+                                       "goal": d.body("goal").xpos[:2].copy(),
+                                       **{f"hazard{i}": d.body(f"hazard{i}").xpos[:2].copy() for i in range(self.counts["hazards"])},
+                                       **{f"vase{i}": d.body(f"vase{i}").xpos[:2].copy() for i in range(self.counts["vases"])}}
+        self.task.random_generator.layout = self.task.world_info.layout
+        self.task.last_dist_goal = self.task.dist_goal()
+        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full}
+
+    def agent_state(self) -> dict:
+        d = self.task.data
+        return {"xy": d.body("agent").xpos[:2].tolist(), "yaw": float(d.qpos[2]), "qvel": d.qvel[:3].tolist()}
+
+    def record_state(self, name: str, agent: dict, layout: dict) -> dict:
+        start = self.set(agent, layout)
+        raw = {k: float(v) for k, v in self.task.calculate_cost().items()}
+        indicator = {k: float(v) for k, v in self.builder._cost().items()}
+        return {"name": name, **start, "obs": self.task.obs().tolist(), "cost_raw": raw, "cost_info": indicator}
+
+    def record_rollout(self, name: str, agent: dict, layout: dict, actions: np.ndarray) -> dict:
+        start = self.set(agent, layout)
+        steps = []
+        respawned = False
+        for a in actions:
+            obs, reward, cost, terminated, truncated, info = self.builder.step(np.asarray(a, float))
+            met = bool(info.get("goal_met", False))
+            row = {"reward": float(reward), "cost": float(cost), "goal_met": met,
+                   "cost_info": {k: float(v) for k, v in info.items() if k.startswith("cost")},
+                   "cost_raw": {k: float(v) for k, v in self.task.calculate_cost().items()},
+                   **self.agent_state()}
+            if not respawned and not met:
+                row["obs"] = obs.tolist()
+            respawned |= met
+            steps.append(row)
+        return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps,
+                "goal_respawn": respawned}
+
+
+def goal_records(env_id: str) -> dict:
+    s = Scene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    states, rollouts = [], []
+    states.append(s.record_state("goal_ahead", {"xy": [0.1, -0.2], "yaw": 0.7}, {"goal": [[1.2, 0.4]]}))
+    states.append(s.record_state("goal_behind_moving", {"xy": [-0.3, 0.5], "yaw": -2.5, "qvel": [0.3, -0.2, 1.5],
+                                                        "ctrl": [0.5, -0.4]}, {"goal": [[-1.0, -1.1]]}))
+    states.append(s.record_state("goal_at_bin_edge", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                 {"goal": [[1.0 * np.cos(np.pi / 8), 1.0 * np.sin(np.pi / 8)]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        states.append(s.record_state("hazards_outside", {"xy": [0.0, 0.0], "yaw": 0.3}, {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_edge", {"xy": [0.45, 0.3], "yaw": 1.0}, {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", {"xy": [0.62, 0.31], "yaw": -1.0}, {"goal": [[-1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("two_hazards_inside", {"xy": [0.0, 0.0], "yaw": 2.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
+        states.append(s.record_state("vases_seen", {"xy": [0.0, 0.0], "yaw": -0.4}, {"goal": [[1.0, 1.0]], "vases": vases}))
+        states.append(s.record_state("vase_touching", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[1.0, 1.0]], "vases": [[0.0, 0.197, 0.0]]}))
+        push = np.tile([[1.0, 0.0]], (15, 1))
+        rollouts.append(s.record_rollout("vase_pushed", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                         {"goal": [[1.5, -1.5]], "vases": [[0.0, 0.28, 0.4]]}, push))
+    rollouts.append(s.record_rollout("approach_goal", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[0.9, 0.0]]}, np.tile([[1.0, 0.0]], (10, 1))))
+    rollouts.append(s.record_rollout("reach_goal", {"xy": [0.0, 0.0], "yaw": 0.0, "qvel": [0.5, 0.0, 0.0]},
+                                     {"goal": [[0.32, 0.0]]}, np.tile([[1.0, 0.0]], (3, 1))))
+    t = np.arange(150)
+    actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+    rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, actions))
+    return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
+def main() -> None:
+    import importlib.metadata as md
+
+    out = {"safety_gymnasium": md.version("safety-gymnasium"), "mujoco": mujoco.__version__,
+           "python": sys.version.split()[0], "tasks": {}}
+    for level in (0, 1, 2):
+        env_id = f"SafetyPointGoal{level}-v0"
+        out["tasks"][env_id] = goal_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(out, separators=(",", ":")))
+    print(f"wrote {OUT} ({OUT.stat().st_size // 1024} KiB)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

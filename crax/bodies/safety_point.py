@@ -1,0 +1,32 @@
+"""Safety-Gymnasium 1.0.0's Point: the paper Point's morphology with Safety-Gymnasium's physics."""
+
+from __future__ import annotations
+
+from crax.bodies.base import SAFETY_GYM
+from crax.bodies.point import Point
+
+
+class SafetyGymPoint(Point):
+    """Point as Safety-Gymnasium 1.0.0 defines it (``assets/xmls/point.xml``), for its own tasks.
+
+    Same joints, actuators and 12 sensor readings as :class:`~crax.bodies.point.Point` (whose
+    observation it reuses), but Safety-Gymnasium's physics: a 0.002 s timestep and 10 substeps
+    (0.02 s control step), MuJoCo's default solver budget, condim-6 contacts, no armature, and
+    the sphere resting on the floor, so its floor contact (torsional and rolling friction
+    included) acts on the motion as it does there. It starts at rest with no joint noise.
+
+    Its kind is :data:`~crax.bodies.base.SAFETY_GYM` only: the paper's suites do not accept it,
+    and the Safety-Gymnasium suites (:mod:`crax.suites.safety_gym`) accept only such bodies.
+    """
+
+    name = "SafetyGymPoint"
+    kinds = frozenset({SAFETY_GYM})
+    asset = "safety_point.xml"
+    timestep = 0.002
+    frame_skip = 10
+    solver_iterations = 100
+    ls_iterations = 50
+    reset_noise = 0.0
+    healthy_z = None
+    floor_contact = True
+    velocity_threshold = None

@@ -1,0 +1,14 @@
+"""Safety-Gymnasium 1.0.0's own navigation tasks, as it defines them (``SafetyPointGoal1-v0``, ...).
+
+They sit beside the paper's suites and share none of their defaults: Safety-Gymnasium's Point
+(:class:`crax.bodies.safety_point.SafetyGymPoint`), timing, objects (vases included), layout
+extents and keepouts, pseudo-lidars, reward and indicator cost. :mod:`crax.tasks.safety_gym`
+maps Safety-Gymnasium's ids onto them; docs/safety_gymnasium.md says how they were checked.
+"""
+
+from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
+from crax.suites.safety_gym.goal import SafetyGoal
+
+SAFETY_GYM_SUITES = (SafetyGoal,)
+
+__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyGoal", "SafetyGymSuite"]

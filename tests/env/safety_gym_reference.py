@@ -1,0 +1,91 @@
+"""crax's Safety-Gymnasium tasks on the states recorded from Safety-Gymnasium itself.
+
+``tests/data/safety_gym_reference.json`` is written by ``benchmarks/sg_reference.py`` (run in a
+Python 3.10 environment with ``safety-gymnasium==1.0.0``; docs/safety_gymnasium.md). This module
+loads it and puts a crax env in each recorded state: :class:`Replica` writes the agent's pose,
+velocity and controls and every object's position (vases with their yaw) into the env's
+initial data, runs ``mjx.forward`` and returns a :class:`crax.State` shaped as ``env.reset``'s,
+with the suite's own observation and cost terms, so ``env.step`` continues from it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import crax
+from crax.core.env import State
+from crax.core.mjx import mjx
+from crax.objects.vases import Vases
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "safety_gym_reference.json"
+
+
+@functools.cache
+def reference() -> dict[str, Any]:
+    return json.loads(DATA.read_text())
+
+
+class Replica:
+    """One crax env of a served Safety-Gymnasium id, set to recorded states."""
+
+    def __init__(self, env_id: str):
+        self.env_id = env_id
+        self.record = reference()["tasks"][env_id]
+        self.env = crax.make(env_id)
+        self.step = jax.jit(self.env.step)
+        self._arrange = jax.jit(self._arrange_fn)
+
+    @functools.cached_property
+    def template(self) -> State:
+        return jax.eval_shape(self.env.reset, jax.random.key(0))
+
+    def _arrange_fn(self, xy, yaw, qvel, ctrl, positions, vase_yaw):
+        env, suite, body = self.env, self.env.suite, self.env.body
+        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)
+        data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
+        for label, p in suite.objects.items():
+            data = p.write(data, positions[label], yaw=vase_yaw) if isinstance(p, Vases) else p.write(data, positions[label])
+        data = mjx.forward(env.mjx_model, data)
+        task = {**positions, "hazards": suite.hazard_positions(positions), "key": jax.random.key(0)}
+        ctx = env._context(data, task, jnp.zeros(env.action_size))
+        costs = suite.costs(ctx)
+        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
+        metrics.update({f"cost/{k}": v for k, v in costs.items()})
+        zero = jnp.zeros((), jnp.float32)
+        return State(data=data, obs=suite.observe(ctx), reward=zero, cost=suite.step_cost(costs), done=zero,
+                     truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
+
+    def arrange(self, case: dict[str, Any]) -> State:
+        """The crax state of a recorded case (its ``agent`` and ``layout``)."""
+        agent, layout = case["agent"], case["layout"]
+        objects = self.env.suite.objects
+        positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2]) for label in objects}
+        vases = np.asarray(layout.get("vases") or np.zeros((0, 3)), np.float32).reshape(-1, 3)
+        state = self._arrange(jnp.asarray(agent["xy"], jnp.float32), jnp.asarray(agent["yaw"], jnp.float32),
+                              jnp.asarray(agent["qvel"], jnp.float32), jnp.asarray(agent["ctrl"], jnp.float32),
+                              positions, jnp.asarray(vases[:, 2]))
+        assert jax.tree.structure(state) == jax.tree.structure(self.template)
+        return state
+
+    def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:
+        """Steps from the case's state through its actions (the jitted step, compiled once for
+        every case): per-step observation, reward, cost, metrics and the agent's planar pose
+        (``xy``, ``yaw``) and joint velocities."""
+        state, rows = self.arrange(case), []
+        for a in np.asarray(case["actions"], np.float32):
+            state = self.step(state, jnp.asarray(a))
+            q = self.env.body.qpos(state.data)
+            rows.append({"obs": state.obs, "reward": state.reward, "cost": state.cost, "xy": q[:2], "yaw": q[2],
+                         "qvel": self.env.body.qvel(state.data), "metrics": state.metrics})
+        return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
+
+
+def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
+    return next(c for c in record[kind] if c["name"] == name)
