@@ -166,7 +166,7 @@ def test_body_asset_missing_from_its_package_is_named_when_built(install):
 def test_body_with_empty_kinds_is_told_so(install):
     reg, caught = install(bodies=[Kindless])
     message = (WHO + "body class Kindless: its kinds are empty, so no suite accepts it — set kinds = frozenset({...}) "
-               "from navigation, locomotion, planar, arm (or your own suites' kinds)")
+               "from navigation, locomotion, planar, arm, safety_gym (or your own suites' kinds)")
     assert [m for m in caught if m.startswith(message)] and "Kindless" in reg.rejected("bodies")
     with pytest.raises(TypeError, match="^" + re.escape(message)):
         crax.make("KindlessGoal1")
