@@ -20,6 +20,8 @@ class SafetyGymPoint(Point):
     """
 
     name = "SafetyGymPoint"
+    agent = "Point"
+    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyPointGoal1-v0``)."""
     kinds = frozenset({SAFETY_GYM})
     asset = "safety_point.xml"
     timestep = 0.002

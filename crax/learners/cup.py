@@ -10,9 +10,10 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.base import ConstrainedPPO, IterationBatch, PPOConfig, adam, clipped_surrogate, weighted_cost
-from crax.learners.multipliers import LagrangianFields, lagrangian_ascent
+from crax.learners.base import IterationBatch, PPOConfig, adam, clipped_surrogate, weighted_cost
+from crax.learners.multipliers import LagrangianFields
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.ppo_lag import LagrangianMultiplier
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,11 +25,12 @@ class CUPConfig(LagrangianFields, PPOConfig):
     """δ: a step's epochs stop after the first whose mean KL from the step's starting policy exceeds it."""
 
 
-class CUP(ConstrainedPPO):
+class CUP(LagrangianMultiplier):
     """Performance step: PPO epochs on the clipped surrogate of Â_r. Projection step: epochs on
     mean(λ (1 − γλ_GAE)/(1 − γ) ρ Â_c + KL(π_θ ‖ π_perf)), π_perf the policy after the first step.
     Both run on the actor with its own Adam and stop once the KL passes ``target_kl``; the critics
-    regress on their own (base value loss); λ ← max(0, λ + η_λ v) once per iteration."""
+    regress on their own (base value loss); λ ← max(0, λ + η_λ v) once per iteration (PPO-Lag's rule,
+    whose advantage hook CUP's update does not call)."""
 
     name: ClassVar[str] = "cup"
     Config: ClassVar[type[PPOConfig]] = CUPConfig
@@ -39,12 +41,6 @@ class CUP(ConstrainedPPO):
                  rngs: nnx.Rngs):
         super().__init__(config, observation_size, action_size, episode_length, rngs=rngs)
         self.actor_optimizer = nnx.Optimizer(self.actor, adam(config), wrt=nnx.Param)
-
-    def init_multipliers(self) -> None:
-        self.lagrange = self.multiplier_init(self.config.lambda_init)
-
-    def multiplier_update(self, violation: jax.Array) -> None:
-        self.lagrange[...] = lagrangian_ascent(self.lagrange[...], violation, self.config.lambda_lr)
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
         c = self.config

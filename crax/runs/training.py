@@ -113,8 +113,12 @@ def train(
             envs = [(make_env(record["env"], env_kwargs), record["env"])]
         run_dir = Path(run_dir)
     else:
-        # learner=None without resume reaches the registry as a name and fails as an unknown learner
-        cls = get_learner(learner)  # pyright: ignore[reportArgumentType]
+        if learner is None:
+            from crax.plugins import registry
+
+            raise ValueError("train needs a learner (a registered name or class) unless resume=True; "
+                             f"valid learners: {', '.join(sorted(registry().learners))}")
+        cls = get_learner(learner)
         if stages:
             if len(stages) < 2:
                 raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")

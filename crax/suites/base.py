@@ -74,6 +74,12 @@ class Suite(nnx.Module):
     sensors: nnx.List
     constraints: nnx.List
 
+    def env_id(self) -> str:
+        """The id ``crax.make`` serves this task under: ``{Body}{Suite}{Level}``, the body left out
+        when it is the suite's :attr:`default_body`."""
+        implied = self.default_body == self.body.name
+        return f"{'' if implied else self.body.name}{self.name}{self.level}"
+
     if TYPE_CHECKING:  # how crax.make builds every suite: SuiteClass(body, level, **parameters)
         def __init__(self, body: Body, level: int, **params: Any) -> None: ...
 
@@ -236,8 +242,7 @@ class TaskEnv(Env):
         self.suite = suite
         self.body = suite.body
         self._episode_length = int(episode_length)
-        implied = suite.default_body == self.body.name
-        self.id = f"{'' if implied else self.body.name}{suite.name}{suite.level}"
+        self.id = suite.env_id()
         spec = scene.new_arena(timestep=self.body.timestep)
         spec.modelname = self.id
         spec.option.iterations = self.body.solver_iterations

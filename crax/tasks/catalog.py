@@ -174,8 +174,6 @@ def make(env_id: str, *, constraints: Mapping[str, Mapping[str, Any] | None] | N
     checks.check_components(suite.constraints, suite.sensors)
     compose.check_terms(env_id, [c.term for c in suite.constraints], added_constraints)
     env = TaskEnv(suite, constraints=added_constraints, sensors=added_sensors, **env_kwargs)
-    if safety_gym.is_safety_gym_id(env_id):
-        env.id = env_id
     startup.announce_compile()
     return env
 

@@ -13,15 +13,12 @@ import re
 
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.suites.safety_gym import SafetyGoal
-from crax.suites.safety_gym.base import SafetyGymSuite
+from crax.suites.safety_gym.base import VERSION, SafetyGymSuite
 
-VERSION = "v0"
-"""The version Safety-Gymnasium 1.0.0 registers its navigation tasks under."""
-
-AGENTS: dict[str, type[SafetyGymPoint]] = {"Point": SafetyGymPoint}
+AGENTS: dict[str, type[SafetyGymPoint]] = {body.agent: body for body in (SafetyGymPoint,)}
 """Safety-Gymnasium's agent names and the bodies built to its definitions."""
 
-TASKS: dict[str, type[SafetyGymSuite]] = {"Goal": SafetyGoal}
+TASKS: dict[str, type[SafetyGymSuite]] = {suite.task: suite for suite in (SafetyGoal,)}
 """Safety-Gymnasium's task names and the suites built to its definitions."""
 
 _FORM = re.compile(r"Safety[A-Z]\w*-v\d+")

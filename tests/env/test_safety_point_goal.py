@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 
 import crax
+from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.env import action_box, observation_box
 from crax.gymnasium.safety.make_args import resolve_id
+from crax.suites.base import TaskEnv
+from crax.suites.safety_gym import SafetyGoal
 from tests.env.safety_gym_reference import Replica, case
 
 SENSOR_ATOL = 1e-4
@@ -157,6 +160,7 @@ def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():
     assert obs.dtype == np.float64 and face.observation_space.contains(obs)
     assert info["cost_sum"] == cost == 0.0 and not terminated and not truncated  # Goal0 has no cost terms
     assert safety_gymnasium.make("SafetyPointGoal1-v0", paper_variant=True).unwrapped.env.id == "PointGoal1"
+    assert TaskEnv(SafetyGoal(SafetyGymPoint(), 2)).id == "SafetyPointGoal2-v0"  # the suite names it, not make
     for unserved in ("SafetyCarGoal1-v0", "SafetyPointRun0-v0", "SafetyPointGoal3-v0", "SafetyPointGoal1Vision-v0"):
         with pytest.raises(ValueError, match="SafetyPointGoal0-v0, SafetyPointGoal1-v0, SafetyPointGoal2-v0"):
             resolve_id(unserved)

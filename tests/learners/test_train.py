@@ -196,6 +196,12 @@ def test_unknown_field_in_stored_config(tmp_path):
         runs.train(PPO, tiny(PPOLag.Config), ToyEnv(), run_dir=tmp_path / "x")
 
 
+def test_train_without_a_learner_lists_the_learners(tmp_path):
+    with pytest.raises(ValueError, match="train needs a learner .* unless resume=True; valid learners: .*ppo-lag"):
+        runs.train(None, None, ToyEnv(), run_dir=tmp_path / "y")
+    assert not (tmp_path / "y").exists()
+
+
 def test_missing_and_corrupt_checkpoints(tmp_path, capsys):
     config = tiny(PPO.Config, total_steps=STEPS_PER_ITER, num_evals=0)
     run_dir = tmp_path / "r"

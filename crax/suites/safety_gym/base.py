@@ -24,6 +24,9 @@ from crax.sensors.lidar import Lidar
 from crax.suites.base import Suite
 from crax.suites.navigation import NavigationSuite
 
+VERSION = "v0"
+"""The version Safety-Gymnasium 1.0.0 registers its navigation tasks under."""
+
 SAFETY_GYM_PARAMS = {
     "lidar_bins": Param(16, POSITIVE_COUNT, "bins of each pseudo-lidar (Safety-Gymnasium: 16)"),
     "lidar_max_dist": Param(3.0, POSITIVE, "range of the pseudo-lidars (m; Safety-Gymnasium: 3)"),
@@ -62,6 +65,8 @@ class SafetyGymSuite(NavigationSuite):
 
     requires = frozenset({SAFETY_GYM})
     levels = (0, 1, 2)
+    task: ClassVar[str]
+    """Safety-Gymnasium's name for the task, as its ids spell it (``Goal``)."""
     agent_keepout = 0.4
     cost_indicator: ClassVar[bool] = True
 
@@ -94,6 +99,10 @@ class SafetyGymSuite(NavigationSuite):
         self.constraints = nnx.List(constraints)
         self.sensors = nnx.List([Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist)
                                  for label in lidar if label in objects])
+
+    def env_id(self) -> str:
+        """Safety-Gymnasium's id of the task, e.g. ``SafetyPointGoal1-v0``."""
+        return f"Safety{getattr(self.body, 'agent', self.body.name)}{self.task}{self.level}-{VERSION}"
 
     def gymnasium_spaces(self) -> dict[str, Any]:
         """Safety-Gymnasium's spaces for :mod:`crax.gymnasium`: observation bounds (sensors

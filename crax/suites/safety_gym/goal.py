@@ -37,6 +37,7 @@ class SafetyGoal(SafetyGymSuite):
     """
 
     name = "SafetyGoal"
+    task = "Goal"
     params = {
         "extent": Param(valid=POSITIVE, doc="half-width of the placement square (m)", levels={0: 1.0, 1: 1.5, 2: 2.0}),
         "hazards": Param(valid=COUNT, doc="number of hazards", levels={0: 0, 1: 8, 2: 10}),
