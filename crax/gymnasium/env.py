@@ -41,9 +41,23 @@ def observation_box(env: Env) -> gym.spaces.Box:
 
 
 def action_box(env: Env) -> gym.spaces.Box:
+    """``Box(-1, 1, (action_size,), float32)``, or the bounds and dtype the task declares
+    (Safety-Gymnasium's velocity tasks: the actuators' ``ctrlrange``; see :func:`action_scale`)."""
     declared = _declared_spaces(env)
+    if declared is not None and "action_low" in declared:
+        return gym.spaces.Box(declared["action_low"], declared["action_high"], dtype=declared["action_dtype"])
     dtype = np.float32 if declared is None else declared["dtype"]
     return gym.spaces.Box(-1.0, 1.0, (env.action_size,), dtype)
+
+
+def action_scale(env: Env) -> tuple[np.ndarray, np.ndarray] | None:
+    """(centre, half-width) of a declared action box that is not [-1, 1]: the adapters map an
+    action ``a`` of that box onto crax's ``(a − centre) / half-width``; None for [-1, 1]."""
+    box = action_box(env)
+    centre, half = (box.high + box.low) / 2, (box.high - box.low) / 2
+    if np.all(centre == 0) and np.all(half == 1):
+        return None
+    return centre.astype(np.float32), half.astype(np.float32)
 
 
 def host(tree: Any) -> Any:
@@ -70,6 +84,7 @@ class _Adapter:
         self._reset_fn = jax.jit(step_env.reset)
         self._step_fn = jax.jit(step_env.step)
         self._key: jax.Array | None = None
+        self._action_scale = action_scale(env)
         self.state = None
 
     def _episode_key(self, seed: int | None) -> jax.Array:
@@ -93,6 +108,9 @@ class _Adapter:
         a = np.asarray(action, dtype=np.float32)
         if a.shape != shape:
             raise ValueError(f"action has shape {a.shape}; {getattr(self.env, 'id', 'the env')} expects {shape} {what}")
+        if self._action_scale is not None:
+            centre, half = self._action_scale
+            a = (a - centre) / half
         return a
 
     def _require_state(self) -> State:

@@ -1,4 +1,4 @@
-"""Safety-Gymnasium's own ids (``SafetyPointGoal1-v0``) and the crax tasks that serve them.
+"""Safety-Gymnasium's own ids (``SafetyPointGoal1-v0``, ``SafetyAntVelocity-v1``) and the crax tasks that serve them.
 
 crax serves a Safety-Gymnasium task under its own id, suffix included: ``crax.make("SafetyPointGoal1-v0")``
 builds Safety-Gymnasium 1.0.0's PointGoal1 (:mod:`crax.suites.safety_gym`), not the paper's
@@ -9,25 +9,45 @@ Run, ...) is a ValueError that lists the ids served.
 
 from __future__ import annotations
 
+import functools
 import re
 
+from crax.bodies.base import Body
+from crax.bodies.safety_ant import SafetyGymAnt
+from crax.bodies.safety_half_cheetah import SafetyGymHalfCheetah
+from crax.bodies.safety_hopper import SafetyGymHopper
+from crax.bodies.safety_humanoid import SafetyGymHumanoid
 from crax.bodies.safety_point import SafetyGymPoint
-from crax.suites.safety_gym import SafetyGoal
-from crax.suites.safety_gym.base import VERSION, SafetyGymSuite
+from crax.bodies.safety_swimmer import SafetyGymSwimmer
+from crax.bodies.safety_walker2d import SafetyGymWalker2d
+from crax.suites.base import Suite
+from crax.suites.safety_gym import SafetyGoal, SafetyVelocity
 
-AGENTS: dict[str, type[SafetyGymPoint]] = {body.agent: body for body in (SafetyGymPoint,)}
+SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
+    SafetyGoal: (SafetyGymPoint,),
+    SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
+                     SafetyGymWalker2d),
+}
+"""Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions)."""
+
+AGENTS: dict[str, type[Body]] = {body.agent: body for bodies in SERVED.values() for body in bodies}  # pyright: ignore[reportAttributeAccessIssue]
 """Safety-Gymnasium's agent names and the bodies built to its definitions."""
 
-TASKS: dict[str, type[SafetyGymSuite]] = {suite.task: suite for suite in (SafetyGoal,)}
+TASKS: dict[str, type[Suite]] = {suite.task: suite for suite in SERVED}  # pyright: ignore[reportAttributeAccessIssue]
 """Safety-Gymnasium's task names and the suites built to its definitions."""
 
 _FORM = re.compile(r"Safety[A-Z]\w*-v\d+")
 
 
+@functools.cache
+def _table() -> dict[str, tuple[type[Body], type[Suite], int]]:
+    return {suite.served_id(body.agent, level): (body, suite, level)  # pyright: ignore[reportAttributeAccessIssue]
+            for suite, bodies in SERVED.items() for body in bodies for level in suite.levels}
+
+
 def served_ids() -> list[str]:
-    """Every Safety-Gymnasium id crax serves, e.g. ``SafetyPointGoal0-v0``."""
-    return [f"Safety{agent}{task}{level}-{VERSION}" for agent in AGENTS for task, suite in TASKS.items()
-            for level in suite.levels]
+    """Every Safety-Gymnasium id crax serves, e.g. ``SafetyPointGoal0-v0``, ``SafetyAntVelocity-v1``."""
+    return list(_table())
 
 
 def is_safety_gym_id(env_id: object) -> bool:
@@ -35,12 +55,10 @@ def is_safety_gym_id(env_id: object) -> bool:
     return isinstance(env_id, str) and _FORM.fullmatch(env_id) is not None
 
 
-def lookup(env_id: str) -> tuple[type[SafetyGymPoint], type[SafetyGymSuite], int]:
+def lookup(env_id: str) -> tuple[type[Body], type[Suite], int]:
     """(body class, suite class, level) of a served id; ValueError listing the served ids otherwise."""
-    for agent, body in AGENTS.items():
-        for task, suite in TASKS.items():
-            for level in suite.levels:
-                if env_id == f"Safety{agent}{task}{level}-{VERSION}":
-                    return body, suite, level
-    raise ValueError(f"{env_id!r} is not a Safety-Gymnasium task crax serves; served: {', '.join(served_ids())} "
-                     "(crax's own tasks have ids like PointGoal1: crax.env_ids())")
+    found = _table().get(env_id)
+    if found is None:
+        raise ValueError(f"{env_id!r} is not a Safety-Gymnasium task crax serves; served: {', '.join(served_ids())} "
+                         "(crax's own tasks have ids like PointGoal1: crax.env_ids())")
+    return found

@@ -1,4 +1,4 @@
-"""Safety-Gymnasium 1.0.0's own navigation tasks, as it defines them (``SafetyPointGoal1-v0``, ...).
+"""Safety-Gymnasium 1.0.0's own tasks, as it defines them (``SafetyPointGoal1-v0``, ``SafetyAntVelocity-v1``, ...).
 
 They sit beside the paper's suites and share none of their defaults: Safety-Gymnasium's Point
 (:class:`crax.bodies.safety_point.SafetyGymPoint`), timing, objects (vases included), layout
@@ -8,7 +8,8 @@ maps Safety-Gymnasium's ids onto them; docs/safety_gymnasium.md says how they we
 
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import SafetyGoal
+from crax.suites.safety_gym.velocity import SafetyVelocity
 
-SAFETY_GYM_SUITES = (SafetyGoal,)
+SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity)
 
-__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyGoal", "SafetyGymSuite"]
+__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyGoal", "SafetyGymSuite", "SafetyVelocity"]

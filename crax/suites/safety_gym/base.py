@@ -100,9 +100,14 @@ class SafetyGymSuite(NavigationSuite):
         self.sensors = nnx.List([Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist)
                                  for label in lidar if label in objects])
 
+    @classmethod
+    def served_id(cls, agent: str, level: int) -> str:
+        """Safety-Gymnasium's id of the task on ``agent`` at ``level``, e.g. ``SafetyPointGoal1-v0``."""
+        return f"Safety{agent}{cls.task}{level}-{VERSION}"
+
     def env_id(self) -> str:
         """Safety-Gymnasium's id of the task, e.g. ``SafetyPointGoal1-v0``."""
-        return f"Safety{getattr(self.body, 'agent', self.body.name)}{self.task}{self.level}-{VERSION}"
+        return self.served_id(getattr(self.body, "agent", self.body.name), self.level)
 
     def gymnasium_spaces(self) -> dict[str, Any]:
         """Safety-Gymnasium's spaces for :mod:`crax.gymnasium`: observation bounds (sensors

@@ -1,0 +1,177 @@
+"""Safety-Gymnasium's Velocity-v1 tasks served by crax, against Safety-Gymnasium 1.0.0's own numbers.
+
+The reference (tests/data/safety_velocity_reference.json) was recorded by
+benchmarks/sg_velocity_reference.py in Safety-Gymnasium itself; docs/safety_gymnasium.md lists the
+tolerances below and what was measured. One compiled env per id (module-scoped): one jitted
+``arrange`` (write qpos/qvel, ``mjx.forward``, observe) and one jitted ``step``, reused by every test.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import crax
+from crax.core.env import State
+from crax.core.mjx import mjx
+from crax.gymnasium import safety as safety_gymnasium
+from crax.gymnasium.env import action_box, action_scale, observation_box
+from crax.suites.base import TaskEnv
+from crax.suites.safety_gym import SafetyVelocity
+from crax.tasks import safety_gym
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "safety_velocity_reference.json"
+AGENTS = ("Ant", "HalfCheetah", "Hopper", "Humanoid", "Swimmer", "Walker2d")
+IDS = [f"Safety{a}Velocity-v1" for a in AGENTS]
+PARAMS = [pytest.param(i, marks=pytest.mark.slow) if "Humanoid" in i else i for i in IDS]  # Humanoid: ~2 min to compile
+
+MODEL_RTOL = 1e-5
+"""The agent's compiled model against Safety-Gymnasium's (masses, inertias, positions, gears, ...):
+the XML carries 6 significant digits (mj_saveLastXML)."""
+STATE_OBS_ATOL = {"Humanoid": 2e-3}
+"""Observation on a set state (qpos, qvel: exact up to float32; Humanoid's cinert, cvel, cfrc_ext
+computed in float32); default :data:`OBS_ATOL`."""
+OBS_ATOL = 1e-4
+HORIZON = {("Ant", "slow"): 2, ("Ant", "fast"): 4, ("HalfCheetah", "fast"): 9, ("Humanoid", "slow"): 9}
+"""Steps of a recorded rollout compared (default: all). Past these the trajectories part at a contact:
+Safety-Gymnasium's own model run in MuJoCo 4.0 in C departs from its MuJoCo 2.3.3 at the same
+steps and by as much (Ant: 0.12 m/s at step 2 of ``slow``), so this is MuJoCo's version, not MJX."""
+REWARD_ATOL = {"Humanoid": 1e-2}
+"""Reward and velocity per step within the horizon; default :data:`ROLLOUT_ATOL` (measured ≤ 2.5e-5;
+Humanoid ≤ 4.1e-3 after its feet land: PGS in Safety-Gymnasium, Newton in MJX)."""
+ROLLOUT_ATOL = 1e-3
+ROLLOUT_OBS_ATOL = {"Humanoid": 0.2}
+"""Observation after a step within the horizon; default 5e-3 (measured ≤ 1.1e-3; Humanoid ≤ 8.1e-2, its
+contact forces ``cfrc_ext`` and ``cinert``/``cvel``)."""
+
+@functools.cache
+def reference() -> dict[str, Any]:
+    return json.loads(DATA.read_text())
+
+
+class Replica:
+    """One crax env of a Safety-Gymnasium velocity id, put in recorded states."""
+
+    def __init__(self, env_id: str):
+        self.env_id = env_id
+        self.agent = env_id.removeprefix("Safety").removesuffix("Velocity-v1")
+        self.record = reference()["tasks"][env_id]
+        self.env = crax.make(env_id)
+        self.step = jax.jit(self.env.step)
+        self.arrange_fn = jax.jit(self._arrange)
+
+    def _arrange(self, qpos, qvel):
+        env, suite, body = self.env, self.env.suite, self.env.body
+        template = jax.eval_shape(env.reset, jax.random.key(0))
+        data = mjx.forward(env.mjx_model, body.write_state(env._data0, qpos, qvel))
+        task = {"velocity": jnp.zeros((), jnp.float32)}
+        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in template.metrics.items()}
+        zero = jnp.zeros((), jnp.float32)
+        ctx = env._context(data, task, jnp.zeros(env.action_size))
+        return State(data=data, obs=suite.observe(ctx), reward=zero, cost=zero, done=zero, truncation=zero,
+                     info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
+
+    def arrange(self, case: dict[str, Any]) -> State:
+        return self.arrange_fn(jnp.asarray(case["qpos"], jnp.float32), jnp.asarray(case["qvel"], jnp.float32))
+
+    def rollout(self, case: dict[str, Any]) -> list[State]:
+        """Steps through the case's actions (Safety-Gymnasium's units, rescaled onto crax's [-1, 1])."""
+        scale = action_scale(self.env)
+        state, out = self.arrange(case), []
+        for a in np.asarray(case["actions"], np.float32):
+            a = a if scale is None else (a - scale[0]) / scale[1]
+            state = self.step(state, jnp.asarray(a))
+            out.append(state)
+        return out
+
+
+@pytest.fixture(scope="module", params=PARAMS)
+def replica(request) -> Replica:
+    return Replica(request.param)
+
+
+def test_spaces_timing_and_threshold_are_safety_gymnasiums(replica):
+    rec, env = replica.record, replica.env
+    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
+        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
+        np.testing.assert_array_equal(space.low, np.asarray(ref["low"], space.dtype))
+        np.testing.assert_array_equal(space.high, np.asarray(ref["high"], space.dtype))
+    assert env.observation_size == rec["observation_space"]["shape"][0]
+    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["max_episode_steps"]
+    assert float(env.suite.constraints[0].threshold[...]) == pytest.approx(rec["velocity_threshold"])
+    assert env.mj_model.opt.integrator == rec["model"]["integrator"]
+
+
+def test_model_is_safety_gymnasiums(replica):
+    m, ref = replica.env.mj_model, replica.record["model"]
+    body = replica.env.body
+    bodies = list(body.agent_bodies)
+    geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] in bodies]
+    ours = {"body_mass": m.body_mass[bodies], "body_inertia": m.body_inertia[bodies],
+            "body_pos": m.body_pos[bodies], "dof_armature": m.dof_armature, "dof_damping": m.dof_damping,
+            "jnt_range": m.jnt_range, "jnt_stiffness": m.jnt_stiffness, "actuator_gear": m.actuator_gear[:, 0],
+            "geom_size": m.geom_size[geoms], "geom_friction": m.geom_friction[geoms], "qpos0": m.qpos0}
+    for name, value in ours.items():
+        np.testing.assert_allclose(np.ravel(value), ref[name], rtol=MODEL_RTOL, atol=1e-6, err_msg=name)
+
+
+def test_observations_on_recorded_states(replica):
+    atol = STATE_OBS_ATOL.get(replica.agent, OBS_ATOL)
+    for case in replica.record["states"]:
+        state = replica.arrange(case)
+        np.testing.assert_allclose(np.asarray(state.obs), case["obs"], atol=atol, err_msg=case["name"])
+
+
+def test_rollouts_reward_cost_and_termination(replica):
+    agent, tau = replica.agent, replica.record["velocity_threshold"]
+    for case in replica.record["rollouts"]:
+        horizon = HORIZON.get((agent, case["name"]), len(case["steps"]))
+        states = replica.rollout(case)
+        for t, (state, ref) in enumerate(list(zip(states, case["steps"], strict=True))[:horizon]):
+            where = f"{case['name']} step {t}"
+            atol = REWARD_ATOL.get(agent, ROLLOUT_ATOL)
+            assert float(state.metrics["velocity"]) == pytest.approx(ref["velocity"], abs=atol), where
+            assert float(state.reward) == pytest.approx(ref["reward"], abs=atol), where
+            assert abs(ref["velocity"] - tau) > atol, where  # the indicator is then exact:
+            assert float(state.cost) == ref["cost"], where
+            assert float(state.metrics["cost/velocity"]) == pytest.approx(max(0.0, ref["velocity"] - tau), abs=atol)
+            assert bool(state.done) == ref["terminated"], where
+            if "obs" in ref:
+                np.testing.assert_allclose(np.asarray(state.obs), ref["obs"], atol=ROLLOUT_OBS_ATOL.get(agent, 5e-3),
+                                           err_msg=where)
+
+
+def test_ids_are_served_by_make_list_and_the_safety_face():
+    served = safety_gym.served_ids()
+    assert set(IDS) <= set(served) and set(IDS) <= set(crax.env_ids())
+    for env_id, agent in zip(IDS, AGENTS, strict=True):
+        body, suite, level = crax.parse_id(env_id)
+        assert suite is SafetyVelocity and body.agent == agent and level == 0
+    with pytest.raises(ValueError, match="SafetyHumanoidVelocity-v1"):
+        crax.make("SafetyHumanoidVelocity-v0")
+    with pytest.raises(ValueError, match="SafetyAntVelocity-v1"):
+        safety_gymnasium.make("SafetyCarVelocity-v1")
+
+
+def test_safety_face_has_safety_gymnasiums_action_box():
+    env = safety_gymnasium.make("SafetyHumanoidVelocity-v1")
+    crax_env = env.unwrapped.env if hasattr(env.unwrapped, "env") else env.env
+    assert isinstance(crax_env, TaskEnv) and crax_env.id == "SafetyHumanoidVelocity-v1"
+    assert env.action_space.low.min() == np.float32(-0.4) and env.action_space.dtype == np.float32
+    assert env.observation_space.dtype == np.float64 and env.observation_space.shape == (376,)
+    np.testing.assert_allclose(env.unwrapped._action(np.full(17, 0.4), (17,), ""), 1.0)
+
+
+@pytest.mark.parametrize(("env_id", "size"), [("AntVelocity1", 27), ("HalfCheetahVelocity1", 18),
+                                              ("HopperVelocity1", 11), ("HumanoidVelocity1", 376),
+                                              ("Walker2dVelocity1", 17)])
+def test_the_papers_velocity_tasks_are_unchanged(env_id, size):
+    env = crax.make(env_id)
+    assert env.observation_size == size and env.id == env_id and env.body.kinds.isdisjoint({"safety_gym"})
