@@ -92,10 +92,17 @@ def test_observations_and_costs_on_recorded_states(replica):
         assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
 
 
-@pytest.mark.parametrize("name", ["approach_goal", "reach_goal", "vase_pushed"])
+@pytest.mark.parametrize("name", ["approach_goal", "reach_goal"])
 def test_rewards_and_costs_on_recorded_rollouts(replica, name):
-    if name == "vase_pushed" and replica.record["counts"]["vases"] == 0:
-        pytest.skip("no vases at level 0")
+    _check_rollout(replica, name)
+
+
+@pytest.mark.parametrize("replica", [1, pytest.param(2, marks=pytest.mark.slow)], indirect=True)  # level 0 has no vase
+def test_a_pushed_vase_costs_as_recorded(replica):
+    _check_rollout(replica, "vase_pushed")
+
+
+def _check_rollout(replica, name):
     c = case(replica.record, "rollouts", name)
     out = replica.rollout(c)
     met = [s["goal_met"] for s in c["steps"]]
@@ -127,6 +134,9 @@ def test_dynamics_stay_close_to_safety_gymnasiums(replica):
     assert np.abs(out["obs"][:h, 12:] - ref_lidar).max() < DYNAMICS["lidar"]
 
 
+# Level 2 only: its 21 objects in ±2 are the tightest layout, and a vmapped reset compiles for ~40 s
+# per level (levels 0 and 1 draw with the same code, fewer objects).
+@pytest.mark.parametrize("replica", [pytest.param(2, marks=pytest.mark.slow)], indirect=True)
 def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica):
     env = replica.env
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(3), 32))
