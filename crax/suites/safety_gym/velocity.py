@@ -59,6 +59,8 @@ class SafetyVelocity(Suite):
     def __init__(self, body: SafetyGymLocomotion, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
         threshold = body.velocity_threshold if v.velocity_threshold is None else v.velocity_threshold
+        if threshold is None:
+            raise ValueError(f"body {body.name} declares no velocity_threshold; pass velocity_threshold=")
         self.body = body
         self.level = level
         self.sensors = nnx.List([])
