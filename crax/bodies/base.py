@@ -115,10 +115,13 @@ class Body(nnx.Module):
         return data.qvel[slice(*self.qvel_adr)]
 
     def ctrl(self, action: jax.Array) -> jax.Array:
-        """Maps an action in [-1, 1]^n to the actuators' control ranges."""
+        """Maps an action in [-1, 1]^n to the actuators' control ranges (clipped to [-1, 1] first)."""
+        return self.ctrl_units(jnp.clip(action, -1.0, 1.0))
+
+    def ctrl_units(self, action: jax.Array) -> jax.Array:
+        """The affine map of [-1, 1]^n onto the actuators' control ranges, unclipped."""
         lo, hi = jnp.asarray(self.ctrl_range, jnp.float32).T
-        a = jnp.clip(action, -1.0, 1.0)
-        return lo + (a + 1.0) * 0.5 * (hi - lo)
+        return lo + (action + 1.0) * 0.5 * (hi - lo)
 
     def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Joint positions and velocities at reset: the model's default pose plus uniform noise."""

@@ -93,15 +93,10 @@ class SafetyGymLocomotion(Body):
     def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Gymnasium's ``reset_model``: qpos0 + U(±noise); qvel U(±noise) or noise·N(0, 1) (Ant).
         A free joint's quaternion is left as drawn (MuJoCo normalises it where it uses it)."""
-        kp, kv = jax.random.split(key)
-        nq = self.qpos_adr[1] - self.qpos_adr[0]
-        nv = self.qvel_adr[1] - self.qvel_adr[0]
-        n = self.reset_noise
-        qpos = jnp.asarray(self.qpos0, jnp.float32) + jax.random.uniform(kp, (nq,), minval=-n, maxval=n)
+        qpos, qvel = super().initial_state(key)
         if self.qvel_noise == "normal":
-            qvel = n * jax.random.normal(kv, (nv,))
-        else:
-            qvel = jax.random.uniform(kv, (nv,), minval=-n, maxval=n)
+            _, kv = jax.random.split(key)  # the key Body.initial_state draws qvel with
+            qvel = self.reset_noise * jax.random.normal(kv, qvel.shape)
         return qpos, qvel
 
     def observe(self, data: mjx.Data) -> jax.Array:
@@ -116,12 +111,6 @@ class SafetyGymLocomotion(Body):
         joints' coordinates (y 0 for the planar bodies); Ant and Humanoid override it."""
         q = self.qpos(data)
         return q[:2] if self.obs_skip == 2 else jnp.stack([q[0], jnp.zeros_like(q[0])])
-
-    def ctrl_units(self, action: jax.Array) -> jax.Array:
-        """The action in the actuators' units, unclipped: Safety-Gymnasium's action (its control cost
-        squares it as given; MuJoCo clamps what the actuators get to ``ctrlrange``)."""
-        lo, hi = jnp.asarray(self.ctrl_range, jnp.float32).T
-        return lo + (action + 1.0) * 0.5 * (hi - lo)
 
     def healthy(self, data: mjx.Data) -> jax.Array:
         return jnp.array(True)

@@ -24,12 +24,17 @@ from crax.core.env import State
 from crax.core.mjx import mjx
 from crax.objects.vases import Vases
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "safety_gym_reference.json"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
 
 @functools.cache
+def load(name: str) -> dict[str, Any]:
+    """A reference file recorded in Safety-Gymnasium, from tests/data/."""
+    return json.loads((DATA / name).read_text())
+
+
 def reference() -> dict[str, Any]:
-    return json.loads(DATA.read_text())
+    return load("safety_gym_reference.json")
 
 
 class Replica:
@@ -42,9 +47,9 @@ class Replica:
         self.step = jax.jit(self.env.step)
         self._arrange = jax.jit(self._arrange_fn)
 
-    @functools.cached_property
+    @property
     def template(self) -> State:
-        return jax.eval_shape(self.env.reset, jax.random.key(0))
+        return self.env.state_shapes
 
     def _arrange_fn(self, xy, yaw, qvel, ctrl, positions, vase_yaw):
         env, suite, body = self.env, self.env.suite, self.env.body

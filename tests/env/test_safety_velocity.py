@@ -8,9 +8,6 @@ tolerances below and what was measured. One compiled env per id (module-scoped):
 
 from __future__ import annotations
 
-import functools
-import json
-import pathlib
 from typing import Any
 
 import jax
@@ -26,8 +23,8 @@ from crax.gymnasium.env import action_box, action_scale, observation_box
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyVelocity
 from crax.tasks import safety_gym
+from tests.env.safety_gym_reference import load
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "safety_velocity_reference.json"
 AGENTS = ("Ant", "HalfCheetah", "Hopper", "Humanoid", "Swimmer", "Walker2d")
 IDS = [f"Safety{a}Velocity-v1" for a in AGENTS]
 PARAMS = [pytest.param(i, marks=pytest.mark.slow) if "Humanoid" in i else i for i in IDS]  # Humanoid: ~2 min to compile
@@ -52,9 +49,8 @@ ROLLOUT_OBS_ATOL = {"Humanoid": 0.2, "Hopper": 0.1}
 """Observation after a step within the horizon; default 5e-3 (measured ≤ 1.1e-3; Humanoid ≤ 8.1e-2, its
 contact forces ``cfrc_ext`` and ``cinert``/``cvel``; Hopper ≤ 8.6e-2 on its landing step, ≤ 3.2e-6 before)."""
 
-@functools.cache
 def reference() -> dict[str, Any]:
-    return json.loads(DATA.read_text())
+    return load("safety_velocity_reference.json")
 
 
 class Replica:
@@ -70,7 +66,7 @@ class Replica:
 
     def _arrange(self, qpos, qvel):
         env, suite, body = self.env, self.env.suite, self.env.body
-        template = jax.eval_shape(env.reset, jax.random.key(0))
+        template = env.state_shapes
         data = mjx.forward(env.mjx_model, body.write_state(env._data0, qpos, qvel))
         task = {"velocity": jnp.zeros((), jnp.float32)}
         metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in template.metrics.items()}

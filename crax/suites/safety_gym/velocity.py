@@ -102,6 +102,7 @@ class SafetyVelocity(Suite):
         rewards = {
             "forward": body.forward_reward_weight * v[0],
             "healthy": jnp.asarray(body.healthy_reward, jnp.float32),
+            # unclipped, as Safety-Gymnasium squares the action it is given (MuJoCo clamps the control)
             "ctrl": -body.ctrl_cost * jnp.sum(jnp.square(body.ctrl_units(action))),
         }
         reward = rewards["forward"] + rewards["healthy"] + rewards["ctrl"]
