@@ -83,7 +83,7 @@ def test_bad_env_is_a_clear_error(args, message, capsys):
 
 
 def test_bench_prints_table(capsys):
-    code, out, err = cli(capsys, "bench", "--env", "PointGoal1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
+    code, out, err = cli(capsys, "bench", "--env", "PointCircle1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
     assert code == 0, err
     lines = out.strip().splitlines()
     assert "env/physics cost" in lines[1]

@@ -184,7 +184,7 @@ def test_plugin_constraint_that_does_not_fit_the_body_lists_the_bodies_it_fits()
         crax.make("HalfCheetahVelocity1", constraints={"Tether": {}})
 
 
-@pytest.mark.slow  # trains and evaluates on PointGoal1 (1,000-step evaluation episodes), then resumes
+@pytest.mark.slow  # trains and evaluates on PointCircle1 (the cheapest navigation task to compile), then resumes
 def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     """The example package's ``ppo-lag-capped`` appears as a subcommand and trains with the package's
     added cost term and sensor (and a built-in term); eval and resume rebuild the same env."""
@@ -197,7 +197,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
             "--num-epochs", "2", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-envs", "4",
             "--num-evals", "0", "--total-steps", "128", "--checkpoint-every", "1"]  # crax eval below evaluates
     added = ["--constraint", "action_energy:weight=0.05", "--constraint", "tether:radius=1.5", "--sensor", "pose:scale=3"]
-    main(["train", "ppo-lag-capped", "--env", "PointGoal1", "--run-dir", str(run_dir), "--no-progress",
+    main(["train", "ppo-lag-capped", "--env", "PointCircle1", "--run-dir", str(run_dir), "--no-progress",
           "--lambda-max", "0.5", "--lambda-init", "3.0", "--safety-bound", "0", *tiny, *added])
     config = (run_dir / "config.json").read_text()
     assert '"learner": "ppo-lag-capped"' in config and '"lambda_max": 0.5' in config
@@ -206,7 +206,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
                                     "sensors": {"pose": {"scale": 3}}}
     rebuilt = runs.make_env(record["env"], record["env_kwargs"])  # what eval and --resume build
     assert [c.term for c in rebuilt.suite.constraints][-2:] == ["action_energy", "tether"]
-    assert rebuilt.observation_size == crax.make("PointGoal1").observation_size + 4
+    assert rebuilt.observation_size == crax.make("PointCircle1").observation_size + 4
     assert list((run_dir / "tb" / "seed_0").glob("events.out.tfevents.*"))
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     lambdas = [r["multiplier/lagrange"] for r in rows if "multiplier/lagrange" in r]
@@ -221,7 +221,7 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     assert [step for step, _ in ckpt.checkpoints(run_dir)][-1] == 192
     assert json.loads((run_dir / "config.json").read_text())["env_kwargs"] == record["env_kwargs"]
     with pytest.raises(SystemExit) as exit_info:  # a bad spec: status 2 and a message, before any run folder
-        main(["train", "ppo-lag", "--env", "PointGoal1", "--run-dir", str(tmp_path / "bad"), "--constraint", "tether:r=1"])
+        main(["train", "ppo-lag", "--env", "PointCircle1", "--run-dir", str(tmp_path / "bad"), "--constraint", "tether:r=1"])
     assert exit_info.value.code == 2 and not (tmp_path / "bad").exists()
     assert "takes no parameter(s) r; its parameters: radius, weight, term" in capsys.readouterr().err
 

@@ -130,17 +130,19 @@ def test_env_ids_are_exactly_the_buildable_ones():
 @pytest.mark.parametrize(
     ("env_id", "obs", "act", "dt"),
     [
-        *[(f"PointGoal{i}", 62, 2, 0.08) for i in (1, 2, 3)],
-        *[(f"HalfCheetahVelocity{i}", 18, 6, 0.05) for i in (1, 2, 3)],
+        # Levels change counts and sizes, never the layout: each family at one level, the levels spread
+        # over the families (tracing a reset costs seconds per id).
+        *[(f"PointGoal{i}", 62, 2, 0.08) for i in (1, 3)],
+        ("HalfCheetahVelocity2", 18, 6, 0.05),
         ("PointVelocity1", 12, 2, 0.08),
         ("AntVelocity1", 27, 8, 0.05),
         ("HumanoidVelocity1", 376, 17, 0.015),
         ("Walker2dVelocity1", 17, 6, 0.008),
         ("HopperVelocity1", 11, 3, 0.008),
         ("SpiderVelocity3", 35, 12, 0.05),
-        *[(f"AntGoal{i}", 27 + 50, 8, 0.05) for i in (1, 2, 3)],
-        *[(f"HumanoidGoal{i}", 376 + 50, 17, 0.015) for i in (1, 2, 3)],
-        *[(f"SpiderGoal{i}", 35 + 50, 12, 0.05) for i in (1, 2, 3)],
+        ("AntGoal1", 27 + 50, 8, 0.05),
+        ("HumanoidGoal2", 376 + 50, 17, 0.015),
+        ("SpiderGoal3", 35 + 50, 12, 0.05),
         ("ReacherReach1", 11 + 16, 2, 0.02),
     ],
 )

@@ -14,10 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import nnx
 
 import crax
 from crax.bodies.point import Point
 from crax.core.context import Context
+from crax.core.params import TaskParam
 from crax.suites.circle import Circle
 from tests.env.arrange import Arranger
 from tests.env.conftest import compiled
@@ -86,6 +88,22 @@ def test_step_reward_matches_the_formula_and_metrics_name_every_term():
     assert {k for k in nxt.metrics if k.startswith(("reward/", "cost/"))} == {
         "reward/circle", "cost/boundary", "cost/cylinder_zones"
     }
+
+
+def test_a_task_param_set_after_a_step_reaches_the_next_compiled_step():
+    """TaskEnv records its step once per env; a TaskParam changed with ``nnx.update`` (a curriculum
+    stage, docs/plugins.md) must reach every step traced afterwards, not the recorded value."""
+    c, arrange = env3()
+    env = crax.make("PointCircle3", episode_length=5)  # its own env: the compiled one is shared
+    state = arrange((0.3, -1.0), 1.2, qvel=(0.6, 0.4, 0.0))
+    action = jnp.asarray([0.8, 0.2])
+    before = float(jax.jit(env.step)(state, action).reward)
+    assert before == pytest.approx(float(c.step(state, action).reward))
+    params = nnx.state(env.suite, TaskParam)
+    params["reward_scale"][...] = jnp.asarray(0.3)
+    nnx.update(env.suite, params)
+    assert float(jax.jit(env.step)(state, action).reward) == pytest.approx(3.0 * before, rel=1e-5)
+    assert before != 0.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The trust-region learners in real updates and runs: one update on PointGoal1 keeps the measured KL
+"""The trust-region learners in real updates and runs: one update on PointCircle1 keeps the measured KL
 within δ (and CPO's infeasible step lowers the cost surrogate); ``crax train`` of each runs, logs its
 step statistics to TensorBoard and ``metrics.jsonl``, takes per-term budgets where it can, and resumes
 exactly."""
@@ -79,9 +79,9 @@ def test_one_update_on_the_toy_env_keeps_the_kl_within_delta(cls):
     check_kl_within_delta(cls, *one_update(cls, ToyEnvTwoCosts(), safety_bound=0.0))
 
 
-@pytest.mark.slow  # PointGoal1's physics compiles for the rollout (one to five minutes on two cores)
-def test_one_real_update_on_point_goal_keeps_the_kl_within_delta_and_lowers_cpos_cost_surrogate():
-    """CPO on PointGoal1 (the line search is the one TRPO-Lag and PCPO use; the toy test above runs
+@pytest.mark.slow  # PointCircle1's physics compiles for the rollout (the cheapest navigation task to compile)
+def test_one_real_update_on_point_circle_keeps_the_kl_within_delta_and_lowers_cpos_cost_surrogate():
+    """CPO on PointCircle1 (the line search is the one TRPO-Lag and PCPO use; the toy test above runs
     theirs): one update from a random policy, every step costing, bound 0."""
     import crax
 
@@ -90,7 +90,7 @@ def test_one_real_update_on_point_goal_keeps_the_kl_within_delta_and_lowers_cpos
     overrides = dict(num_envs=64, batch_size=16, num_minibatches=4, unroll_length=8, actor_hidden=(32, 32),
                      critic_hidden=(32,), safety_bound=0.0)  # bound 0: any cost violates it
     # a random policy seldom meets a hazard in 8 steps: an action-energy term makes every step cost
-    env = crax.make("PointGoal1", constraints={"ActionEnergy": {"weight": 0.1}})
+    env = crax.make("PointCircle1", constraints={"ActionEnergy": {"weight": 0.1}})
     batch, before, after, metrics = one_update(cls, env, **overrides)
     check_kl_within_delta(cls, batch, before, after, metrics)
     assert float(batch.violation) > 0 and int(metrics["cpo/case"]) in (0, 1)  # infeasible at θ_old
