@@ -15,16 +15,18 @@
 vector envs, or on the same step (``autoreset_mode=AutoresetMode.SAME_STEP``; its docstring has
 the ``final_obs``/``final_info`` layout). :mod:`crax.gymnasium.safety` is the one-import-change
 replacement for ``safety_gymnasium``; :mod:`crax.gymnasium.sb3` is a Stable-Baselines3 ``VecEnv``
-(the ``sb3`` extra).
+(the ``sb3`` extra). :func:`register_envs` puts every crax id in Gymnasium's registry as
+``crax/<id>`` (``gymnasium.make("crax/PointGoal1")``, ``gymnasium.make_vec(..., num_envs=1024)``).
 """
 
 from crax.gymnasium.autoreset import AUTORESET_MODES
 from crax.gymnasium.env import RENDER_MODES, CraxEnv
-from crax.gymnasium.factory import make
+from crax.gymnasium.factory import make, make_vector
+from crax.gymnasium.registration import gymnasium_id, register_envs
 from crax.gymnasium.safety.wrappers import SafetyGymnasiumVectorWrapper, SafetyGymnasiumWrapper
 from crax.gymnasium.vector import CraxVectorEnv
 
 __all__ = [
     "AUTORESET_MODES", "RENDER_MODES", "CraxEnv", "CraxVectorEnv", "SafetyGymnasiumVectorWrapper", "SafetyGymnasiumWrapper",
-    "make",
+    "gymnasium_id", "make", "make_vector", "register_envs",
 ]

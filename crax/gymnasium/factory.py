@@ -16,7 +16,7 @@ from crax.gymnasium.vector import CraxVectorEnv
 def make(env_id: str, num_envs: int = 1, render_mode: str | None = None, safety_gymnasium: bool = False, *,
          camera: str | None = None, width: int | None = None, height: int | None = None,
          autoreset_mode: AutoresetMode | str | None = None, **params: Any):
-    """The crax env ``env_id`` as a Gymnasium env (``num_envs == 1``) or vector env.
+    """The crax env ``env_id`` as a Gymnasium env (``num_envs == 1``) or vector env (:func:`make_vector`).
 
     Args:
       env_id: a crax id (``crax.env_ids()``).
@@ -36,17 +36,34 @@ def make(env_id: str, num_envs: int = 1, render_mode: str | None = None, safety_
         whatever :func:`crax.make` rejects (unknown id or parameter), unchanged. Nothing is
         compiled before the first ``reset``.
     """
-    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    _check_num_envs(num_envs)
+    if num_envs > 1:
+        return make_vector(env_id, num_envs, render_mode, safety_gymnasium, camera=camera, width=width,
+                           height=height, autoreset_mode=autoreset_mode, **params)
     check_render_mode(render_mode)
     if autoreset_mode is not None:
-        if num_envs == 1:
-            raise ValueError("autoreset_mode is for vector envs (num_envs > 1); a single env does not autoreset")
-        autoreset_mode = check_autoreset_mode(autoreset_mode)
-    env = crax.make(env_id, **params)
-    render_kwargs = {k: v for k, v in (("camera", camera), ("width", width), ("height", height)) if v is not None}
-    if num_envs == 1:
-        single = CraxEnv(env, render_mode, render_kwargs)
-        return SafetyGymnasiumWrapper(single) if safety_gymnasium else single
-    vector = CraxVectorEnv(env, num_envs, render_mode, render_kwargs, autoreset_mode or AUTORESET_MODES[0])
+        raise ValueError("autoreset_mode is for vector envs (num_envs > 1); a single env does not autoreset")
+    single = CraxEnv(crax.make(env_id, **params), render_mode, _render_kwargs(camera, width, height))
+    return SafetyGymnasiumWrapper(single) if safety_gymnasium else single
+
+
+def make_vector(env_id: str, num_envs: int = 1, render_mode: str | None = None, safety_gymnasium: bool = False, *,
+                camera: str | None = None, width: int | None = None, height: int | None = None,
+                autoreset_mode: AutoresetMode | str | None = None, **params: Any):
+    """The crax env ``env_id`` as a Gymnasium vector env of ``num_envs`` envs, one included (what
+    ``gymnasium.make_vec`` builds for a ``crax/`` id). Arguments and errors as :func:`make`'s."""
+    _check_num_envs(num_envs)
+    check_render_mode(render_mode)
+    mode = AUTORESET_MODES[0] if autoreset_mode is None else check_autoreset_mode(autoreset_mode)
+    vector = CraxVectorEnv(crax.make(env_id, **params), num_envs, render_mode, _render_kwargs(camera, width, height),
+                           mode)
     return SafetyGymnasiumVectorWrapper(vector) if safety_gymnasium else vector
+
+
+def _check_num_envs(num_envs: Any) -> None:
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+
+
+def _render_kwargs(camera: str | None, width: int | None, height: int | None) -> dict[str, Any]:
+    return {k: v for k, v in (("camera", camera), ("width", width), ("height", height)) if v is not None}
