@@ -128,6 +128,15 @@ def relative_table(base: str, n: int) -> str:
     return "\n".join(lines)
 
 
+def sg_transfer_table() -> str:
+    data = json.loads((RESULTS / "sg_policy_transfer.json").read_text())
+    lines = ["| engine | episode return | episode cost |", "|---|---|---|"]
+    for key, label in (("crax", "crax"), ("safety_gymnasium", f"Safety-Gymnasium {data['safety_gymnasium']['version']}")):
+        r, c = data[key]["return"], data[key]["cost"]
+        lines.append(f"| {label} | {r['mean']:.1f} ± {r['ci95']:.1f} | {c['mean']:.1f} ± {c['ci95']:.1f} |")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
     if name == "bench-envs":
         return bench_envs_table()
@@ -135,6 +144,8 @@ def render(name: str) -> str:
         return tau_table()
     if name == "gym-vector":
         return gym_vector_table()
+    if name == "sg-transfer":
+        return sg_transfer_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
     if name.startswith("relative-"):
@@ -142,7 +153,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, learning-<ENV>, md-<STEM>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-transfer, learning-<ENV>, md-<STEM>, "
                      "relative-<BASE>-<N>")
 
 
