@@ -130,8 +130,11 @@ class Body(nnx.Module):
         nv = self.qvel_adr[1] - self.qvel_adr[0]
         n = self.reset_noise
         qpos = jnp.asarray(self.qpos0, jnp.float32) + jax.random.uniform(kp, (nq,), minval=-n, maxval=n)
-        qvel = jax.random.uniform(kv, (nv,), minval=-n, maxval=n)
-        return qpos, qvel
+        return qpos, self.initial_qvel(kv, nv)
+
+    def initial_qvel(self, key: jax.Array, nv: int) -> jax.Array:
+        """The reset's joint velocities, drawn with ``key``: uniform in ±``reset_noise``."""
+        return jax.random.uniform(key, (nv,), minval=-self.reset_noise, maxval=self.reset_noise)
 
     def write_state(self, data: mjx.Data, qpos: jax.Array, qvel: jax.Array) -> mjx.Data:
         """``data`` with the body's joint positions and velocities set (e.g. from :meth:`initial_state`)."""

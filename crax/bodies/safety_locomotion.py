@@ -90,14 +90,13 @@ class SafetyGymLocomotion(Body):
                     m.geom_contype[g] |= SELF_COLLISION
                     m.geom_conaffinity[g] |= SELF_COLLISION
 
-    def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Gymnasium's ``reset_model``: qpos0 + U(±noise); qvel U(±noise) or noise·N(0, 1) (Ant).
-        A free joint's quaternion is left as drawn (MuJoCo normalises it where it uses it)."""
-        qpos, qvel = super().initial_state(key)
+    def initial_qvel(self, key: jax.Array, nv: int) -> jax.Array:
+        """Gymnasium's ``reset_model`` (qpos as :meth:`Body.initial_state` draws it, a free joint's
+        quaternion left as drawn: MuJoCo normalises it where it uses it): qvel U(±noise) or
+        noise·N(0, 1) (Ant, HalfCheetah)."""
         if self.qvel_noise == "normal":
-            _, kv = jax.random.split(key)  # the key Body.initial_state draws qvel with
-            qvel = self.reset_noise * jax.random.normal(kv, qvel.shape)
-        return qpos, qvel
+            return self.reset_noise * jax.random.normal(key, (nv,))
+        return super().initial_qvel(key, nv)
 
     def observe(self, data: mjx.Data) -> jax.Array:
         """Gymnasium v4's ``_get_obs``: qpos without its first ``obs_skip`` entries, then qvel."""

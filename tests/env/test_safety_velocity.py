@@ -94,6 +94,20 @@ def replica(request) -> Replica:
     return Replica(request.param)
 
 
+@pytest.mark.parametrize(("env_id", "normal"), [("SafetyAntVelocity-v1", True), ("SafetyHopperVelocity-v1", False)])
+def test_reset_noise_is_gymnasiums(env_id, normal):
+    """Gymnasium's ``reset_model``: qpos0 + U(±noise); qvel noise·N(0, 1) for Ant, U(±noise) for Hopper."""
+    body = crax.make(env_id).body
+    qpos, qvel = jax.vmap(body.initial_state)(jax.random.split(jax.random.key(0), 512))
+    n = body.reset_noise
+    assert np.abs(np.asarray(qpos) - np.asarray(body.qpos0)).max() <= n + 1e-6
+    qvel = np.asarray(qvel)
+    if normal:
+        assert qvel.std() == pytest.approx(n, rel=0.05) and np.abs(qvel).max() > 2 * n
+    else:
+        assert np.abs(qvel).max() <= n and qvel.std() == pytest.approx(n / np.sqrt(3), rel=0.05)
+
+
 def test_spaces_timing_and_threshold_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
