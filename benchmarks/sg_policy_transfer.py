@@ -53,18 +53,14 @@ def export(run_dir: str, episodes: int) -> None:
     import jax.numpy as jnp
 
     import crax
-    from crax import runs
-    from crax.runs import checkpoint as ckpt
-    from crax.runs.evaluation import _restore  # the run's trainer and latest checkpoint, as crax eval reads them
+    from crax.runs.evaluation import _policy_fn, _restore  # crax eval's restore and acting, one restore here
 
-    record = json.loads((Path(run_dir) / ckpt.CONFIG_FILE).read_text())
-    env_id = record["env"]
-    _, _, config, trainer, restored, _ = _restore(run_dir, 1, None, None)
+    record, _, config, trainer, restored, _ = _restore(run_dir, 1, None, None)
+    env_id, env = record["env"], trainer.env  # the run's env, its env_kwargs included
     learner = trainer.learner(restored["state"], 0)
     layers = learner.actor.net.layers
     arrays = {f"kernel{i}": np.asarray(layer.kernel[...], np.float64) for i, layer in enumerate(layers)}
     arrays.update({f"bias{i}": np.asarray(layer.bias[...], np.float64) for i, layer in enumerate(layers)})
-    env = crax.make(env_id)
     lo, hi = np.asarray(env.body.ctrl_range, np.float64).T
     norm = learner.normalizer
     arrays.update(layers=len(layers), normalize=bool(config.normalize_observations), mean=np.asarray(norm.mean[...], np.float64),
@@ -73,7 +69,7 @@ def export(run_dir: str, episodes: int) -> None:
     RESULTS.mkdir(exist_ok=True)
     np.savez(NPZ, **arrays)
 
-    policy = runs.load_policy(run_dir, deterministic=True)
+    policy = jax.jit(_policy_fn(trainer, restored["state"].model, 0, deterministic=True))
     batch = crax.core.env.Vmap(env, episodes)
 
     @jax.jit
@@ -90,7 +86,8 @@ def export(run_dir: str, episodes: int) -> None:
 
     ret, cost = rollout(jax.random.key(0))
     obs = np.asarray(batch.reset(jax.random.key(1)).obs)
-    exported = np.stack([act(dict(np.load(NPZ)), o) for o in obs])
+    saved = dict(np.load(NPZ))
+    exported = np.stack([act(saved, o) for o in obs])
     np.testing.assert_allclose(exported, np.asarray(jax.vmap(env.body.ctrl)(policy(obs))), atol=1e-4)  # acts as crax
     out = {"env": env_id, "learner": record["learner"], "run": str(run_dir), "env_steps": int(restored["env_steps"]),
            "crax": {"return": summary(list(map(float, ret))), "cost": summary(list(map(float, cost)))}}
