@@ -91,8 +91,11 @@ def check_memory(trainer: BaseTrainer) -> None:
     need = memory_estimate(trainer) * len(local) // len(devices)  # this process's share
     if need > have:
         c = trainer.config
+        buffer = getattr(c, "buffer_size", None)
+        held = f"a replay buffer of {buffer:,} transitions, " if buffer else ""
+        fix = ("lower --buffer-size, --num-envs or --num-seeds" if buffer else
+               "lower --num-envs (with --batch-size × --num-minibatches a multiple of it) or --num-seeds")
         raise ValueError(
             f"this run needs at least {need / 2**30:,.1f} GiB (the train state of {c.num_seeds} seed(s) × "
-            f"{c.num_envs:,} envs and one iteration's rollout of {c.steps_per_iteration:,} steps per seed), more "
-            f"than the {have / 2**30:,.1f} GiB available on {local[0].platform} ({len(local)} device(s)); "
-            f"lower --num-envs (with --batch-size × --num-minibatches a multiple of it) or --num-seeds")
+            f"{c.num_envs:,} envs, {held}and one iteration's rollout of {c.steps_per_iteration:,} steps per seed), "
+            f"more than the {have / 2**30:,.1f} GiB available on {local[0].platform} ({len(local)} device(s)); {fix}")

@@ -252,3 +252,10 @@ def test_a_checkpoint_round_trips_the_buffer_bit_for_bit(tmp_path):
         np.testing.assert_array_equal(np.asarray(v), np.asarray(restored.replay.data[k]), err_msg=k)
     assert int(restored.replay.position[0]) == int(result.state.replay.position[0]) == 96
     assert dataclasses.asdict(config)["buffer_size"] == restored.replay.data["obs"].shape[1]
+
+
+def test_a_replay_buffer_that_cannot_fit_is_refused_naming_the_buffer(tmp_path):
+    config = small(SACLag, buffer_size=2**40, learning_starts=0)  # 2^40 transitions: terabytes
+    with pytest.raises(ValueError, match="a replay buffer of 1,099,511,627,776 transitions.*lower --buffer-size"):
+        runs.train(SACLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()
