@@ -139,8 +139,8 @@ class BaseTrainer:
         raise NotImplementedError
 
     def _init_one(self, key: jax.Array) -> TrainState:
-        """One seed's fresh train state."""
-        raise NotImplementedError
+        """One seed's fresh train state (a family whose state holds more extends :meth:`_fresh`'s)."""
+        return self._fresh(key)
 
     def _iteration(self, ts: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
         """One training iteration of every seed: the new state and the metrics (one value per seed)."""

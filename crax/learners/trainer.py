@@ -93,9 +93,6 @@ class Trainer(BaseTrainer):
                                    rngs=nnx.Rngs(key))
         return learner, nnx.Optimizer(learner, adam(c), wrt=nnx.Param)
 
-    def _init_one(self, key: jax.Array) -> TrainState:
-        return self._fresh(key)
-
     def _iteration(self, ts: TrainState):
         keys = jax.vmap(lambda k: jax.random.split(k, 3))(ts.key)
         env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1], ts.env_steps, self.config.steps_per_env)

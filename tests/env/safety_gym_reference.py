@@ -94,5 +94,10 @@ class Replica:
         return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
 
 
+def cost_terms(state) -> dict[str, float]:
+    """A state's raw cost terms by name (``cost/hazards`` -> ``hazards``)."""
+    return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
+
+
 def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
     return next(c for c in record[kind] if c["name"] == name)

@@ -23,7 +23,7 @@ from crax.gymnasium.safety.make_args import resolve_id
 from crax.gymnasium.safety.wrappers import _safety_gym_info
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyCircle
-from tests.env.safety_gym_reference import Replica, case
+from tests.env.safety_gym_reference import Replica, case, cost_terms
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 1.7e-5)."""
@@ -84,17 +84,13 @@ def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
         assert m.geom(name).contype == m.geom(name).conaffinity == 0
 
 
-def _terms(state) -> dict[str, float]:
-    return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
-
-
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
         ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
         np.testing.assert_allclose(got[:12], ref[:12], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[12:], ref[12:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], _terms(state)
+        raw, terms = c["cost_raw"], cost_terms(state)
         assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
         for term in terms:  # the raw term is the indicator itself (a step beyond a sigwall costs 1)
             assert terms[term] == raw[f"cost_{term}"] == c["cost_info"][f"cost_{term}"], (c["name"], term)
