@@ -5,7 +5,7 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served id it records the spaces, the flattened observation's keys and sizes, and:
+For each served Goal and Circle id it records the spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
   yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
@@ -161,6 +161,75 @@ def goal_records(env_id: str) -> dict:
     return {**s.spaces(), "states": states, "rollouts": rollouts}
 
 
+class CircleScene(Scene):
+    """A Circle env: only the agent is set (the circle and the sigwalls stand where the task puts them)."""
+
+    def set(self, agent: dict, layout: dict) -> dict:
+        self.builder.reset(seed=0)
+        m, d = self.task.model, self.task.data
+        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
+        d.qpos[:3] = [*start["xy"], start["yaw"]]
+        d.qvel[:3] = start["qvel"]
+        d.ctrl[:] = start["ctrl"]
+        mujoco.mj_forward(m, d)
+        return {"agent": start, "layout": {}}
+
+    def spaces(self) -> dict:
+        walls = getattr(self.task, "sigwalls", None)
+        return {**super().spaces(), "agent_placements": [list(p) for p in self.task.agent.placements],
+                "agent_keepout": self.task.agent.keepout, "circle_radius": self.task.circle.radius,
+                "lidar_max_dist": self.task.lidar_conf.max_dist,
+                "sigwalls": None if walls is None else {"num": walls.num, "locate_factor": walls.locate_factor,
+                                                        "is_constrained": walls.is_constrained}}
+
+
+def circle_records(env_id: str) -> dict:
+    """States inside and beyond each sigwall, on and off the circle's radius, near and beyond the
+    lidar's range; one-step rollouts for the reward (velocity along, against and across the circle,
+    on, inside and outside its radius); 12-step rollouts across the sigwalls; a dynamics rollout.
+    The same cases at every level (level 0 has no cost term)."""
+    s = CircleScene(env_id)
+    diagonal = 1.5 / np.sqrt(2)  # on the radius, inside level 2's walls
+    states = [s.record_state(name, agent, {}) for name, agent in [
+        ("inside_at_rest", {"xy": [0.3, -0.4], "yaw": 0.5}),
+        ("inside_moving", {"xy": [-0.6, 0.7], "yaw": 2.0, "qvel": [0.4, -0.3, 1.2], "ctrl": [0.6, -0.5]}),
+        ("on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.3, 0.3, 0.0]}),
+        ("just_inside_x_plus", {"xy": [1.12, 0.5], "yaw": -1.0}),
+        ("beyond_x_plus", {"xy": [1.13, 0.5], "yaw": -1.0}),
+        ("beyond_x_minus", {"xy": [-1.4, -0.2], "yaw": 3.0}),
+        ("just_inside_y_minus", {"xy": [0.0, -1.12], "yaw": 0.2}),
+        ("beyond_y_plus", {"xy": [0.4, 1.3], "yaw": 1.2}),
+        ("beyond_y_minus", {"xy": [-0.3, -1.2], "yaw": -2.2, "qvel": [0.1, -0.5, 0.0]}),
+        ("beyond_corner", {"xy": [1.5, -1.5], "yaw": 0.9}),
+        ("far_in_lidar_range", {"xy": [3.0, 2.5], "yaw": -0.6}),
+        ("beyond_lidar_range", {"xy": [4.5, -4.2], "yaw": 1.7}),
+    ]]
+    # one step each: the reward of a step from a set pose and velocity (on, inside and outside the
+    # radius; along, against and across the circle), before the turn servo's chatter sets in
+    rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
+        ("reward_along_on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.35, 0.35, 0.0]}, [1.0, 0.0]),
+        ("reward_against_on_radius", {"xy": [diagonal, -diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.4, -0.4, 0.3]}, [0.5, 0.3]),
+        ("reward_along_inside", {"xy": [0.4, 0.3], "yaw": 2.2, "qvel": [-0.3, 0.4, 0.2]}, [0.2, -0.6]),
+        ("reward_outside", {"xy": [2.0, -0.5], "yaw": 1.4, "qvel": [0.1, 0.6, -0.3]}, [-0.5, 0.5]),
+        ("reward_radial", {"xy": [0.6, 0.8], "yaw": 0.93, "qvel": [0.3, 0.4, 0.0]}, [0.0, 0.0]),
+        ("reward_near_origin", {"xy": [0.05, -0.02], "yaw": -0.3, "qvel": [0.2, 0.3, 0.0]}, [0.3, 0.0]),
+        ("reward_spinning", {"xy": [-0.7, -0.9], "yaw": 1.0, "qvel": [0.5, -0.2, 2.0], "ctrl": [0.4, 0.4]}, [1.0, 1.0]),
+        ("reward_far_corner", {"xy": [-1.8, 1.9], "yaw": -2.4, "qvel": [-0.4, -0.4, 0.0]}, [-1.0, 0.0]),
+    ]]
+    # across the sigwalls: the cost per step as the agent leaves (orbit_on_radius leaves across y = 1.125)
+    rollouts += [s.record_rollout(name, agent, {}, np.tile([action], (12, 1))) for name, agent, action in [
+        ("orbit_on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.35, 0.35, 0.0]}, [1.0, 0.0]),
+        ("cross_x_plus", {"xy": [0.95, 0.2], "yaw": 0.0, "qvel": [0.8, 0.0, 0.0]}, [1.0, 0.0]),
+        ("cross_x_minus", {"xy": [-0.95, -0.4], "yaw": np.pi, "qvel": [-0.8, 0.0, 0.0]}, [1.0, 0.2]),
+        ("cross_y_minus", {"xy": [0.3, -0.95], "yaw": -np.pi / 2, "qvel": [0.0, -0.8, 0.0]}, [1.0, -0.1]),
+    ]]
+    t = np.arange(150)
+    actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+    rollouts.append(s.record_rollout("dynamics", {"xy": [0.5, 0.0], "yaw": np.pi / 2}, {}, actions))
+    return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
 class PushScene(Scene):
     """A Push env set by hand: also its pillars (bodies ``pillar<i>``, parked in row 3) and the
     push box (free joint ``push_box``: x, y, yaw; resting at z = its size, as Safety-Gymnasium
@@ -270,6 +339,10 @@ def main() -> None:
     for level in (0, 1, 2):
         env_id = f"SafetyPointGoal{level}-v0"
         out["tasks"][env_id] = goal_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        env_id = f"SafetyPointCircle{level}-v0"
+        out["tasks"][env_id] = circle_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
     for level in (0, 1, 2):
         env_id = f"SafetyPointPush{level}-v0"

@@ -59,5 +59,6 @@ def crax_register_suites() -> list[type]:
 
 @hookspec
 def crax_register_learners() -> list[type]:
-    """Learner classes (subclasses of :class:`crax.learners.ConstrainedPPO`)."""
+    """Learner classes (subclasses of a family's base: :class:`crax.learners.ConstrainedPPO` or
+    :class:`crax.learners.OffPolicyLearner`)."""
     ...

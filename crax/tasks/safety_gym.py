@@ -21,10 +21,11 @@ from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
-from crax.suites.safety_gym import SafetyGoal, SafetyPush, SafetyVelocity
+from crax.suites.safety_gym import SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyGoal: (SafetyGymPoint,),
+    SafetyCircle: (SafetyGymPoint,),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
     SafetyPush: (SafetyGymPoint,),

@@ -62,7 +62,9 @@ class Replica:
         for label, p in suite.objects.items():
             data = p.write(data, positions[label], yaw=yaws[label]) if label in yaws else p.write(data, positions[label])
         data = mjx.forward(env.mjx_model, data)
-        task = {**positions, "hazards": suite.hazard_positions(positions), "key": jax.random.key(0)}
+        # the task's other entries as a reset makes them (Goal's respawn key, Circle's circle)
+        _, drawn = suite.init_task(env.mjx_model, env._data0, jax.random.key(0))
+        task = {**drawn, **positions, "hazards": suite.hazard_positions(positions)}
         ctx = env._context(data, task, jnp.zeros(env.action_size))
         costs = suite.costs(ctx)
         metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
