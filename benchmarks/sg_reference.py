@@ -20,6 +20,10 @@ world x and y), then ``qpos``/``qvel`` of the agent and the vases and the bodies
 goal and hazards are written and ``mj_forward`` runs. Objects a state does not use are parked far
 away (beyond every lidar's range). Nothing here is random except Safety-Gymnasium's own goal
 respawn, after which a rollout records no observation (see ``goal_respawn``).
+
+Push (:class:`PushScene`) also sets the pillars' ``pos`` and the push box's free joint (x, y, yaw,
+at rest on the floor) and records Safety-Gymnasium's 3-D agent–box and box–goal distances, at the
+start and after each step with the box's pose, from which its reward terms are differences.
 """
 
 from __future__ import annotations
@@ -226,6 +230,107 @@ def circle_records(env_id: str) -> dict:
     return {**s.spaces(), "states": states, "rollouts": rollouts}
 
 
+class PushScene(Scene):
+    """A Push env set by hand: also its pillars (bodies ``pillar<i>``, parked in row 3) and the
+    push box (free joint ``push_box``: x, y, yaw; resting at z = its size, as Safety-Gymnasium
+    starts it; parked in row 4 when a state leaves it out), and the task's last distances."""
+
+    def __init__(self, env_id: str):
+        super().__init__(env_id)
+        self.counts["pillars"] = getattr(getattr(self.task, "pillars", None), "num", 0)
+        self.counts["push_box"] = 1
+
+    def set(self, agent: dict, layout: dict) -> dict:
+        start = super().set(agent, layout)
+        m, d = self.task.model, self.task.data
+        full = {**start["layout"],
+                "pillars": (layout.get("pillars", []) + far(self.counts["pillars"], 3))[: self.counts["pillars"]],
+                "push_box": layout.get("push_box", [[*far(1, 4)[0], 0.0]])}
+        del full["vases"]
+        for i, xy in enumerate(full["pillars"]):
+            m.body(f"pillar{i}").pos[:2] = xy
+        x, y, yaw = full["push_box"][0]
+        adr, vadr = m.jnt_qposadr[m.joint("push_box").id], m.jnt_dofadr[m.joint("push_box").id]
+        d.qpos[adr: adr + 7] = [x, y, self.task.push_box.size, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        d.qvel[vadr: vadr + 6] = 0.0
+        mujoco.mj_forward(m, d)
+        layout_now = self.task.world_info.layout
+        layout_now.update({f"pillar{i}": d.body(f"pillar{i}").xpos[:2].copy() for i in range(self.counts["pillars"])})
+        layout_now["push_box"] = d.body("push_box").xpos[:2].copy()
+        self.task.last_dist_goal = self.task.dist_goal()
+        self.task.last_dist_box = self.task.dist_box()
+        self.task.last_box_goal = self.task.dist_box_goal()
+        return {**start, "layout": full, "dist_box": float(self.task.last_dist_box),
+                "dist_box_goal": float(self.task.last_box_goal)}
+
+    def agent_state(self) -> dict:
+        """The agent's state, the box's pose (centre, quaternion) and Safety-Gymnasium's distances
+        agent–box and box–goal (3-D, between body origins) that its reward differences."""
+        d = self.task.data
+        return {**super().agent_state(), "box_pos": d.body("push_box").xpos.tolist(),
+                "box_quat": d.body("push_box").xquat.tolist(), "dist_box": float(self.task.dist_box()),
+                "dist_box_goal": float(self.task.dist_box_goal())}
+
+
+def push_records(env_id: str) -> dict:
+    """Push's spaces, the box's mass and inertia, states and rollouts. Rollouts are recorded where
+    the tests step the env: level 0 (pushing the box into the goal; the dynamics rollout) and
+    level 2 (hazard and pillar costs over time, the box stopped by a pillar)."""
+    s = PushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    states, rollouts = [], []
+    states.append(s.record_state("box_and_goal", {"xy": [0.1, -0.2], "yaw": 0.7},
+                                 {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}))
+    states.append(s.record_state("moving_agent", {"xy": [-0.3, 0.5], "yaw": -2.5, "qvel": [0.3, -0.2, 1.5],
+                                                  "ctrl": [0.5, -0.4]},
+                                 {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}))
+    states.append(s.record_state("box_at_bin_edge", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                 {"goal": [[-1.0, -0.5]], "push_box": [[np.cos(np.pi / 8), np.sin(np.pi / 8), 1.0]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        states.append(s.record_state("hazards_and_pillars_seen", {"xy": [0.0, 0.0], "yaw": 0.3},
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_edge", {"xy": [0.35, 0.3], "yaw": 1.0},
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_centre", {"xy": [0.62, 0.31], "yaw": -1.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("two_hazards_inside", {"xy": [0.0, 0.0], "yaw": 2.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        states.append(s.record_state("box_in_hazard", {"xy": [0.0, -0.35], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}))
+        states.append(s.record_state("pillar_touch_front", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.34, 0.0]]}))
+        states.append(s.record_state("pillar_touch_sphere", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.29, 0.0]]}))
+        states.append(s.record_state("pillar_touch_sphere_and_front", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.12, -0.235]]}))
+    if level >= 2:
+        states.append(s.record_state("two_pillars_touched", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.29, 0.0], [-0.29, 0.0]]}))
+        push = np.tile([[1.0, 0.0]], (50, 1))
+        rollouts.append(s.record_rollout("push_through_hazard", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "hazards": [[0.75, 0.0]], "push_box": [[0.5, 0.0, 0.0]]},
+                                         push))
+        rollouts.append(s.record_rollout("pillar_bump", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "pillars": [[0.45, 0.0]]}, push[:25]))
+        rollouts.append(s.record_rollout("box_against_pillar", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "pillars": [[1.05, 0.05]],
+                                          "push_box": [[0.5, 0.0, 0.0]]}, push[:40]))
+    if level == 0:
+        rollouts.append(s.record_rollout("push_to_goal", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[1.05, 0.0]], "push_box": [[0.5, 0.0, 0.0]]},
+                                         np.tile([[1.0, 0.0]], (40, 1))))
+        t = np.arange(150)
+        actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+        rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.6, 1.4]], "push_box": [[0.6, 0.35, 0.5]]}, actions))
+    box = s.task.model.body("push_box")
+    return {**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+            "states": states, "rollouts": rollouts}
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -238,6 +343,10 @@ def main() -> None:
     for level in (0, 1, 2):
         env_id = f"SafetyPointCircle{level}-v0"
         out["tasks"][env_id] = circle_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        env_id = f"SafetyPointPush{level}-v0"
+        out["tasks"][env_id] = push_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, separators=(",", ":")))
