@@ -47,6 +47,8 @@ class Args:
     """Timed calls per measurement; the best is kept."""
     velocity_threshold: float | None = None
     """Passed to envs whose body has no measured τ yet (irrelevant to throughput)."""
+    out: Path = RESULTS
+    """Results file to append to (e.g. ``benchmarks/results/bench_envs_gpu.jsonl`` for rows taken on a GPU)."""
 
 
 def ids_for_suite(suite: str) -> list[str]:
@@ -65,7 +67,7 @@ def main(args: Args) -> None:
         raise SystemExit("nothing to measure: give --envs or --suite")
     device = jax.devices()[0]
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for env_id in ids:
         try:
             env = crax.make(env_id)
@@ -84,7 +86,7 @@ def main(args: Args) -> None:
                 "machine": platform.machine(), "load_1min": round(load, 2),
                 "date": datetime.date.today().isoformat(), "sitting": sitting,
             }
-            with open(RESULTS, "a") as f:
+            with open(args.out, "a") as f:
                 f.write(json.dumps(record) + "\n")
             print(f"{env_id:<24} N={n:<5} env {record['env_steps_per_s']:>9,} /s  physics "
                   f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x  load {load:.1f}",

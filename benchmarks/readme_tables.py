@@ -18,6 +18,8 @@ are never typed by hand. Tables:
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 - ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
+- ``gpu-relative-<BASE>-<N>``: the same from ``bench_envs_gpu.jsonl``, rows that ``benchmarks/bench_envs.py
+  --out benchmarks/results/bench_envs_gpu.jsonl`` took on a GPU.
 """
 
 from __future__ import annotations
@@ -73,15 +75,15 @@ def learning_table(env: str) -> str:
     bound = data.get("safety_bound", 25)
     steps = data["args"]["total_steps"]
     lines = [f"| learner | steps | judged policy | return R | cost C | safe (C < {bound:g}) | deterministic R / C | minutes "
-             "| load (1 min) at end |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| device | load (1 min) at end |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
         spread = lambda k, r=r: f" ± {r[k + '_std']:.2f}" if k + "_std" in r else ""  # noqa: E731
         det = (f"{r['deterministic_return']:.2f} / {r['deterministic_cost']:.2f}" if "deterministic_return" in r
                else "(judged)")
         lines.append(f"| {r['learner']} | {steps:,} | {r.get('policy', 'deterministic')} | {r['return']:.2f}{spread('return')} | "
                      f"{r['cost']:.2f}{spread('cost')} | {'yes' if r['safe'] else 'no'} | {det} | {r['minutes']:.1f} | "
-                     f"{r['load_1min_at_end'] if 'load_1min_at_end' in r else '–'} |")
+                     f"{r.get('device', 'CPU (2 cores)')} | {r['load_1min_at_end'] if 'load_1min_at_end' in r else '–'} |")
     return "\n".join(lines)
 
 
@@ -110,11 +112,11 @@ def gym_vector_table() -> str:
     return "\n".join(lines)
 
 
-def relative_table(base: str, n: int) -> str:
-    rows = [json.loads(line) for line in (RESULTS / "bench_envs.jsonl").read_text().splitlines() if line.strip()]
+def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
+    rows = [json.loads(line) for line in (RESULTS / source).read_text().splitlines() if line.strip()]
     sittings = [r["sitting"] for r in rows if r.get("sitting") and r["env"] == base and r["num_envs"] == n]
     if not sittings:
-        raise ValueError(f"bench_envs.jsonl has no sitting that measured {base} at N={n}")
+        raise ValueError(f"{source} has no sitting that measured {base} at N={n}")
     same = {r["env"]: r for r in rows if r.get("sitting") == sittings[-1] and r["num_envs"] == n}
     ref, ref_physics = same[base]["env_steps_per_s"], same[base]["physics_steps_per_s"]
     loads = [r["load_1min"] for r in same.values()]
@@ -148,13 +150,16 @@ def render(name: str) -> str:
         return sg_transfer_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
+    if name.startswith("gpu-relative-"):
+        base, _, n = name.removeprefix("gpu-relative-").rpartition("-")
+        return relative_table(base, int(n), "bench_envs_gpu.jsonl")
     if name.startswith("relative-"):
         base, _, n = name.removeprefix("relative-").rpartition("-")
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
     raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-transfer, learning-<ENV>, md-<STEM>, "
-                     "relative-<BASE>-<N>")
+                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)
