@@ -62,6 +62,9 @@ def check_counts(*, prefix: str = "", **counts: int | None) -> None:
 def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
     """Measures random-action env steps/s (auto-reset included) and bare physics steps/s.
 
+    The batch is spread over the devices (:func:`crax.devices.sharding.per_device`), except on
+    ``physics="warp"``, which runs on one (its batch shares one contact buffer).
+
     The env and the physics calls alternate (``repeats`` of each, after one warm-up call each),
     and the fastest of each is kept: a load that comes and goes on a shared machine then slows
     both alike instead of skewing their ratio.
@@ -89,11 +92,16 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
 
         return jax.lax.scan(body, data, jax.random.split(key, steps))[0]
 
-    env_fn, local = per_device(env_rollout, num_envs)
-    physics_fn, _ = per_device(physics_rollout, num_envs)
+    if env.physics == "warp":  # one device: the batch shares Warp's contact buffer (crax.core.physics)
+        (env_fn, local), physics_fn = (env_rollout, num_envs), physics_rollout
+    else:
+        env_fn, local = per_device(env_rollout, num_envs)
+        physics_fn, _ = per_device(physics_rollout, num_envs)
     local_env = wrap_for_training(env, local)
     key = jax.random.key(0)
-    state = shard_batch(jax.jit(wrap_for_training(env, num_envs).reset)(key), num_envs)
+    state = jax.jit(wrap_for_training(env, num_envs).reset)(key)
+    if env.physics != "warp":
+        state = shard_batch(state, num_envs)
     env_c, compile_s = _compile(env_fn, state, key)
     phys_c, _ = _compile(physics_fn, state.data, key)
     _timed(env_c, state, key)  # warm-up
@@ -107,10 +115,11 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
 
 
-def format_table(env_id: str, rows: list[BenchRow]) -> str:
-    devices = jax.devices()
+def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str:
+    devices = jax.devices()[:1] if physics == "warp" else jax.devices()
     lines = [
-        f"{env_id} on {len(devices)} {devices[0].platform} device(s), random actions, auto-reset included",
+        f"{env_id} on {len(devices)} {devices[0].platform} device(s), physics {physics}, random actions, "
+        "auto-reset included",
         f"{'num_envs':>9} {'compile s':>10} {'env steps/s':>13} {'physics steps/s':>16} {'env/physics cost':>17}",
     ]
     for r in rows:

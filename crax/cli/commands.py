@@ -85,6 +85,8 @@ class BenchCmd:
     """Steps per timed call (default: about 200k env steps, between 20 and 1000)."""
     repeats: int = 3
     """Timed calls per N; the best is reported."""
+    physics: Literal["jax", "warp"] = "jax"
+    """MJX implementation: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, one device; pip install 'crax[warp]')."""
 
     def run(self) -> None:
         import crax
@@ -95,12 +97,12 @@ class BenchCmd:
         for n in self.num_envs:  # before crax.make: a bad count must not wait for a model compile
             check_counts(prefix="--", num_envs=n)
         check_counts(prefix="--", steps=self.steps, repeats=self.repeats)
-        env = crax.make(self.env)
+        env = crax.make(self.env, physics=self.physics)
         rows = []
         for n in self.num_envs:
             rows.append(bench(env, n, steps=self.steps, repeats=self.repeats))
             print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s", file=sys.stderr, flush=True)
-        print(format_table(self.env, rows))
+        print(format_table(self.env, rows, self.physics))
 
 
 @dataclasses.dataclass(frozen=True)

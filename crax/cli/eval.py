@@ -35,6 +35,8 @@ class EvalArgs:
     """Video width in pixels."""
     height: int = 480
     """Video height in pixels."""
+    physics: Literal["jax", "warp"] | None = None
+    """MJX implementation to evaluate on: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU; pip install 'crax[warp]'); default: the run's."""
 
 
 def eval_main(argv: list[str]) -> None:
@@ -46,10 +48,11 @@ def eval_main(argv: list[str]) -> None:
     try:
         if args.video is not None:
             video_path(args.video)  # a bad suffix fails before the evaluation runs
-        res = evaluate(args.run_dir, args.episodes, seed=args.seed, policy=args.policy)
+        res = evaluate(args.run_dir, args.episodes, seed=args.seed, policy=args.policy, physics=args.physics)
         if args.video is not None:
             res["video"] = str(eval_video(args.run_dir, args.video, seed=args.seed, policy=res["policy"],
-                                          camera=args.camera, width=args.width, height=args.height))
+                                          camera=args.camera, width=args.width, height=args.height,
+                                          physics=args.physics))
     except (ValueError, RenderingUnavailable) as e:
         fail(prog, e)
     if args.json:

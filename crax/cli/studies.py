@@ -163,7 +163,7 @@ def curriculum_main(argv: list[str]) -> None:
     prog = "crax curriculum"
     cls, config, args = train_cli.parse_learner_command(
         argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
-        extra=(_LEVELS, *train_cli.COMPONENT_FLAGS))
+        extra=(_LEVELS, *train_cli.ENV_FLAGS))
     result = train_cli.run_or_exit(prog, lambda: curriculum(
         cls, config, args.env, levels=args.levels, run_dir=None if args.run_dir is None else Path(args.run_dir),
         runs_root=args.runs_root, env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
@@ -179,7 +179,7 @@ def transfer_main(argv: list[str]) -> None:
     prog = "crax transfer"
     cls, config, args = train_cli.parse_learner_command(
         argv, prog, "Train PPO for half the budget, then a safe learner initialised from it.",
-        extra=(_FROM, *train_cli.COMPONENT_FLAGS))
+        extra=(_FROM, *train_cli.ENV_FLAGS))
     result = train_cli.run_or_exit(prog, lambda: transfer(
         cls, config, args.env, from_run=args.from_run, run_dir=args.run_dir, runs_root=args.runs_root,
         env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import tyro
 
@@ -60,13 +60,28 @@ COMPONENT_FLAGS: tuple = (
 )
 """``--constraint`` and ``--sensor`` flags of ``crax train``, ``curriculum`` and ``transfer`` (:func:`env_kwargs_of`)."""
 
+PHYSICS_FLAG: tuple = (
+    "physics", Annotated[Literal["jax", "warp"], tyro.conf.arg(
+        help="MJX implementation that steps the env: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, one "
+             "device; pip install 'crax[warp]'). Recorded in the run's env_kwargs when not jax.")],
+    dataclasses.field(default="jax"))
+"""``--physics`` (:mod:`crax.core.physics`)."""
+
+ENV_FLAGS: tuple = (*COMPONENT_FLAGS, PHYSICS_FLAG)
+"""Every flag of ``crax train``, ``curriculum`` and ``transfer`` that becomes a ``crax.make`` keyword (:func:`env_kwargs_of`)."""
+
 
 
 def env_kwargs_of(args: Any) -> dict[str, Any] | None:
-    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor`` flags (None when
-    neither is given). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
+    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor``/``--physics`` flags
+    (None when none is given; ``physics`` only when not ``jax``, so a default run records what it did
+    before the flag existed). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
     env_kwargs = compose.parse_flags(args.constraint, args.sensor)
     check_components_target(args.env, env_kwargs)
+    if args.physics != "jax":
+        if ":" in args.env:
+            raise ValueError(f"--physics applies to registered env ids (crax.make), not to the env class {args.env!r}")
+        env_kwargs["physics"] = args.physics
     return env_kwargs or None
 
 
@@ -175,7 +190,7 @@ def train_main(argv: list[str]) -> None:
         return
 
     cls, config, args = parse_learner_command(argv, prog, TRAIN_DESCRIPTION,
-                                              extra=COMPONENT_FLAGS + DISTRIBUTED_FLAGS)
+                                              extra=ENV_FLAGS + DISTRIBUTED_FLAGS)
     _join_cluster(prog, args)
     try:
         env_kwargs = env_kwargs_of(args)

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from crax.core import physics
 from crax.core.mjx import mjx
 
 
@@ -62,6 +63,11 @@ class Env(abc.ABC):
     ``episode_length`` can be started part-way through an episode by the trainer (desynchronised
     episodes); crax's task envs do.
     """
+
+    physics: str = "jax"
+    """The MJX implementation that steps the physics (:mod:`crax.core.physics`): ``"jax"``, or
+    ``"warp"`` for a :class:`~crax.suites.base.TaskEnv` built with ``physics="warp"``. Read it on
+    ``env.unwrapped``."""
 
     @abc.abstractmethod
     def reset(self, key: jax.Array) -> State:
@@ -189,13 +195,20 @@ class Vmap(Wrapper):
     """Runs ``num_envs`` copies of an env in parallel with ``jax.vmap``.
 
     ``reset`` takes one key (split into ``num_envs``) or a batch of ``num_envs`` keys.
+
+    ``worlds`` is how many envs step together where this batch is itself vmapped once more (the
+    learners' seeds: ``num_seeds * num_envs``); default ``num_envs``. A ``physics="warp"`` env
+    sizes the contact buffer its batch shares for that many (:func:`crax.core.physics.batch`).
     """
 
-    def __init__(self, env: Env, num_envs: int):
+    def __init__(self, env: Env, num_envs: int, worlds: int | None = None):
         super().__init__(env)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if worlds is not None and worlds < num_envs:
+            raise ValueError(f"worlds must be >= num_envs ({num_envs}), got {worlds}")
         self.num_envs = int(num_envs)
+        self.worlds = int(worlds or num_envs)
 
     def reset(self, key: jax.Array) -> State:
         batch = key_batch_size(key)
@@ -203,20 +216,14 @@ class Vmap(Wrapper):
             raise ValueError(f"reset got a batch of {batch} keys for {self.num_envs} envs (num_envs); pass one "
                              f"key or {self.num_envs}")
         keys = key if batch is not None else jax.random.split(key, self.num_envs)
-        return jax.vmap(self.env.reset)(keys)
+        with physics.batch(self.worlds):
+            return jax.vmap(self.env.reset)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
         expected = (self.num_envs, self.env.action_size)
         if tuple(action.shape) != expected:
             raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
         return jax.vmap(self.env.step)(state, action)
-
-
-def _select(done: jax.Array, new: Any, old: Any) -> Any:
-    def pick(a, b):
-        return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b)
-
-    return jax.tree.map(pick, new, old)
 
 
 class AutoReset(Wrapper):
@@ -280,13 +287,13 @@ class AutoReset(Wrapper):
             split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
 
             def refill(pool: dict) -> dict:
-                return _select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
+                return physics.select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
 
             need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
             pool = jax.lax.cond(need, refill, lambda p: p, pool)
             ready = ready | need
-            new = _select(done, pool, self._pack(state, pool["info"]))
-            info = {**state.info, **new["info"], "autoreset_key": _select(done, split[:, 0], keys),
+            new = physics.select(done, pool, self._pack(state, pool["info"]))
+            info = {**state.info, **new["info"], "autoreset_key": physics.select(done, split[:, 0], keys),
                     "autoreset_pool": pool, "autoreset_ready": ready & ~done}
             return state.replace(data=new["data"], obs=new["obs"], info=info)
 

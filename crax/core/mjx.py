@@ -1,7 +1,8 @@
 """Imports `mujoco.mjx` without the optional-backend notice it prints on stdout.
 
 mujoco-mjx tries to import NVIDIA Warp on import and prints a line when it is absent; crax uses
-the JAX implementation (``impl="jax"``), so that line is noise in every CLI command.
+the JAX implementation unless an env is built with ``physics="warp"`` (:mod:`crax.core.physics`),
+so that line is noise in every CLI command.
 """
 
 import contextlib
@@ -12,11 +13,22 @@ import mujoco
 
 with contextlib.redirect_stdout(io.StringIO()):
     import mujoco.mjx as mjx
+    from mujoco.mjx.warp import types as _warp_types
 
-__all__ = ["jax_impl", "mjx", "mujoco"]
+WARP_SHARED_FIELDS = frozenset(_warp_types.DATA_NON_VMAP)
+"""Fields of the Warp implementation's ``Data._impl`` that every env of a vmapped batch shares (the
+contact buffer, its counters and sizes): ``jax.vmap`` leaves them unbatched (mjx's ``DATA_NON_VMAP``)."""
+
+__all__ = ["WARP_SHARED_FIELDS", "jax_impl", "mjx", "mujoco"]
 
 
 def jax_impl(data: mjx.Data) -> mjx.DataJAX:
-    """``data._impl``, typed as the JAX implementation's fields (``cacc``, ``cinert``, ``cfrc_ext``...):
-    crax puts every model with ``impl="jax"``; mjx types ``_impl`` as the union of its backends."""
+    """``data._impl``, typed as the JAX implementation's fields (``cacc``, ``cinert``, ``contact``...).
+
+    ValueError when ``data`` is the Warp implementation's (``physics="warp"``): it keeps contacts in
+    one buffer for a whole batch and has no per-env contact list, so a component that reads these
+    fields runs on ``physics="jax"`` only."""
+    if not isinstance(data._impl, mjx.DataJAX):
+        raise ValueError(f"this reads MJX's JAX-implementation data (data._impl: the contact list, cacc, cinert), which "
+                         f"physics='warp' does not keep per env ({type(data._impl).__name__}); use physics='jax'")
     return cast(mjx.DataJAX, data._impl)

@@ -10,6 +10,7 @@ import mujoco
 import numpy as np
 
 from crax.core.context import Context
+from crax.core.mjx import jax_impl
 from crax.core.params import TaskParam
 from crax.core.scene import body_geom_ids, geom_ids
 from crax.costs.base import Constraint
@@ -35,7 +36,7 @@ def touched(
     """Which of ``n`` target geoms are in contact with an agent geom, shape (n,): their distance
     (negative: penetration) is below ``margin`` in MJX's contact list of the last collision pass
     (which holds every candidate pair, touching or not)."""
-    contact = data._impl.contact
+    contact = jax_impl(data).contact
     if contact.dist.shape[0] == 0 or n == 0:
         return jnp.zeros(n, bool)
     g = contact.geom

@@ -118,6 +118,11 @@ def quiet_xla_log() -> None:
         utils.absl_set_min_log_level(3)  # fatal only
 
 
+def under_command_line() -> bool:
+    """Whether a ``crax`` command is running in this process (inside :func:`command_line`)."""
+    return _notice["enabled"]
+
+
 def announce_compile() -> None:
     """Under the command line (:func:`command_line`), once per process: says on stderr that a compile
     follows (``crax.make`` calls this once the env is built, the ``Trainer`` when it starts)."""

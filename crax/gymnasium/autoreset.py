@@ -12,7 +12,8 @@ import jax
 import jax.numpy as jnp
 from gymnasium.vector import AutoresetMode
 
-from crax.core.env import AutoReset, Env, State, Vmap, Wrapper, _select
+from crax.core.env import AutoReset, Env, State, Vmap, Wrapper
+from crax.core.physics import select
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 """The autoreset modes the vector env offers; the first is the default."""
@@ -52,7 +53,7 @@ class _HoldFinished(Wrapper):
         stepped = self.env.step(state, action)
         finished = stepped.done > 0
         stepped = stepped.replace(done=jnp.zeros_like(stepped.done), info={**stepped.info, _PENDING: finished})
-        return _select(held, state.replace(done=jnp.ones_like(state.done)), stepped)
+        return select(held, state.replace(done=jnp.ones_like(state.done)), stepped)
 
 
 class NextStepAutoReset(Wrapper):

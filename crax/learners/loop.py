@@ -23,6 +23,7 @@ import numpy as np
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from crax.core import physics
 from crax.core.env import AutoReset, Env, EpisodeStats, State, Vmap
 from crax.devices import distributed, startup
 from crax.learners.config import EVAL_POLICIES
@@ -108,9 +109,11 @@ class BaseTrainer:
         self.config = config
         self.env = env
         single = learner_cls.wrap_env(EpisodeStats(env), config)
-        self.train_env = AutoReset(Vmap(single, config.num_envs))
+        # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch), so
+        # it serves num_seeds × its envs at once (Vmap's worlds; a Warp env's shared contact buffer).
+        self.train_env = AutoReset(Vmap(single, config.num_envs, worlds=config.num_envs * config.num_seeds))
         self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
-        self.eval_env = Vmap(single, config.eval_envs)
+        self.eval_env = Vmap(single, config.eval_envs, worlds=config.eval_envs * config.num_seeds)
         self.observation_size = single.observation_size
         self.action_size = env.action_size
         self.episode_length = env.episode_length
@@ -120,7 +123,7 @@ class BaseTrainer:
         self.graphdef = nnx.split(nnx.eval_shape(lambda: self._build(jax.random.key(0))))[0]
         init = jax.vmap(self._init_one)
         if devices is None:
-            devices = default_devices(config.num_devices)
+            devices = default_devices(config.num_devices, env.unwrapped.physics)
         self.sharding = state_sharding(jax.eval_shape(init, self.seed_keys(jax.random.key(0))),
                                        config.num_seeds, config.num_envs, devices)
         if self.sharding is None and distributed.multiprocess():
@@ -244,7 +247,7 @@ class BaseTrainer:
 
         def step(s: State, ks: jax.Array):
             u, loc, scale = jax.vmap(act)(models, s.obs, ks, env_steps)
-            ns = jax.tree.map(unflat, self.flat_env.step(jax.tree.map(flat, s), flat(jnp.tanh(u))))
+            ns = physics.map_per_env(unflat, self.flat_env.step(physics.map_per_env(flat, s), flat(jnp.tanh(u))))
             tr = Transition(
                 obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
                 reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
@@ -338,10 +341,14 @@ def desynchronize(env_state: State, key: jax.Array, episode_length: int) -> Stat
     return env_state.replace(info={**env_state.info, "steps": offsets, "episode": episode})
 
 
-def default_devices(num_devices: int) -> list[distributed.Device]:
+def default_devices(num_devices: int, physics: str = "jax") -> list[distributed.Device]:
     """The devices a trainer spreads over: the first ``num_devices`` local devices, or with 0 every
     accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.devices.distributed`),
     the same choice on every process.
+
+    An env on ``physics="warp"`` trains on one device (0 picks the first): its batch shares one
+    contact buffer (:mod:`crax.core.physics`), which crax does not split over devices; a larger
+    ``num_devices``, or several processes, is a ValueError.
 
     crax splits a CPU into host devices (one per core) so benchmarks can run envs data-parallel,
     but training sharded over host devices that share the same cores measured 2.5× slower than
@@ -349,6 +356,12 @@ def default_devices(num_devices: int) -> list[distributed.Device]:
     CPU trains on one unless asked.
     """
     available = jax.local_devices()
+    if physics == "warp":
+        if num_devices > 1 or distributed.multiprocess():
+            raise ValueError(f"physics='warp' trains on one device; got num_devices={num_devices} over "
+                             f"{jax.process_count()} process(es): use num_devices 1 (or 0) in one process, or "
+                             "physics='jax' to spread over devices")
+        return available[:1]
     if num_devices > len(available):
         raise ValueError(f"num_devices={num_devices} but only {len(available)} local device(s): {available}")
     if num_devices:

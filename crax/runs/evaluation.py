@@ -21,7 +21,7 @@ from crax.runs.results import eval_summary, verdict
 
 
 def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: Env | None = None,
-             policy: str | None = None) -> dict[str, Any]:
+             policy: str | None = None, physics: str | None = None) -> dict[str, Any]:
     """Evaluates the latest checkpoint of a run: ``episodes`` episodes per trained seed and policy.
 
     Both the stochastic and the deterministic policy run; ``policy`` (default: the run's
@@ -29,11 +29,13 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     "episodes", "env_steps", "safety_bound", "policy", "return", "cost", "length", "return_std",
     "cost_std", "safe", "stochastic": {...}, "deterministic": {...}, "per_seed": [...]}``: means
     and standard deviations over all seeds' episodes; ``safe`` is ``cost < safety_bound``.
+    ``physics`` (``"jax"`` or ``"warp"``, :mod:`crax.core.physics`) evaluates on another MJX
+    implementation than the run trained on (default: the run's).
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     check_seed(seed, "seed")
-    record, cls, config, trainer, restored, policy = _restore(run_dir, episodes, env, policy)
+    record, cls, config, trainer, restored, policy = _restore(run_dir, episodes, env, policy, physics)
     model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
     ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
     per_seed = [verdict(eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
@@ -44,9 +46,12 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
             "per_seed": per_seed}
 
 
-def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | None):
+def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | None, physics: str | None = None):
     """A run's record, learner class, config (``eval_envs=episodes``), trainer, latest checkpoint and
-    judged policy (``policy``, or the run's ``eval_policy``; ValueError if not in EVAL_POLICIES)."""
+    judged policy (``policy``, or the run's ``eval_policy``; ValueError if not in EVAL_POLICIES).
+
+    The env is the run's, on ``physics`` where given. Only the learners and optimizers are restored
+    (the checkpoint's env states, which evaluation does not use, differ between physics)."""
     record = ckpt.read_config(run_dir)
     cls = get_learner(record["learner"])
     config = ckpt.config_from_dict(cls.Config, record["config"])
@@ -54,21 +59,26 @@ def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | 
     if policy not in EVAL_POLICIES:
         raise ValueError(f"policy must be one of {', '.join(EVAL_POLICIES)}, got {policy!r}")
     config = dataclasses.replace(config, eval_envs=int(episodes))
-    env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
+    env_kwargs = dict(record["env_kwargs"] or {})
+    if physics is not None:
+        if env is not None or ":" in record["env"]:
+            raise ValueError("physics applies to a run's registered env id (crax.make), not to an env object or class")
+        env_kwargs["physics"] = physics
+    env_obj = env if env is not None else make_env(record["env"], env_kwargs)
     trainer = make_trainer(cls, config, env_obj)
-    restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
+    restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state().replace(env=None))
     return record, cls, config, trainer, restored, policy
 
 
 def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: str | None = None,
-               camera: str = "track", width: int = 480, height: int = 480) -> Path:
+               camera: str = "track", width: int = 480, height: int = 480, physics: str | None = None) -> Path:
     """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
     (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
-    learner sees (its ``wrap_env``), episode drawn from ``seed``. Returns the path."""
+    learner sees (its ``wrap_env``, on ``physics`` where given), episode drawn from ``seed``. Returns the path."""
     from crax import render
 
     path = render.video_path(path)
-    _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy)
+    _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy, physics)
     act = _policy_fn(trainer, restored["state"].model, 0, policy == "deterministic")
     env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's wrap_env
     states = render.first_episode(render.rollout(env, act, jax.random.key(seed), env.episode_length))

@@ -81,7 +81,7 @@ def memory_estimate(trainer: BaseTrainer) -> int:
 def check_memory(trainer: BaseTrainer) -> None:
     """ValueError when :func:`memory_estimate` exceeds the memory of the devices the run uses, instead of
     an allocation that fails (or swaps until a time limit) after minutes of compiling."""
-    devices = default_devices(trainer.config.num_devices)
+    devices = default_devices(trainer.config.num_devices, trainer.env.unwrapped.physics)
     local = [d for d in devices if d.process_index == jax.process_index()]
     limits = [_memory_available(d) for d in local]
     known = [b for b in limits if b is not None]

@@ -18,6 +18,7 @@ from flax import nnx
 
 from crax.bodies.base import Body
 from crax.core import origins, scene
+from crax.core import physics as physics_impl
 from crax.core.context import Context
 from crax.core.env import Env, State
 from crax.core.mjx import mjx
@@ -234,10 +235,18 @@ class TaskEnv(Env):
     in ``qpos`` or ``qvel`` terminates the episode (done 1, truncation 0, so an auto-reset
     replaces the state) with ``metrics["env/nonfinite_state"]`` 1 and its observation, reward,
     cost and metrics zeroed.
+
+    ``physics`` picks the MJX implementation that steps the model (:mod:`crax.core.physics`):
+    ``"jax"`` (the default) or ``"warp"``, MJX's Warp implementation, which needs ``warp-lang``
+    (``pip install 'crax[warp]'``) and a CUDA GPU or the CPU. A model feature Warp does not implement,
+    or a component that reads the JAX implementation's own fields, is a ValueError naming the env.
     """
 
     def __init__(self, suite: Suite, *, episode_length: int | None = None, constraints: Sequence = (),
-                 sensors: Sequence = ()):
+                 sensors: Sequence = (), physics: str = "jax"):
+        self.physics = physics_impl.check(physics)
+        if physics == "warp":
+            physics_impl.require_warp()  # before the model is built: a missing package is found at once
         if episode_length is None:
             episode_length = suite.episode_length
         if episode_length < 1:
@@ -250,7 +259,7 @@ class TaskEnv(Env):
         self.suite = suite
         self.body = suite.body
         self._episode_length = int(episode_length)
-        self._recorded: tuple[tuple[bytes, ...], tuple[Callable, Callable]] | None = None
+        self._recorded: tuple[tuple, tuple[Callable, Callable]] | None = None
         self.id = suite.env_id()
         spec = scene.new_arena(timestep=self.body.timestep)
         spec.modelname = self.id
@@ -282,15 +291,36 @@ class TaskEnv(Env):
             except (KeyError, ValueError) as e:
                 raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
         try:
-            self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+            self.mjx_model = physics_impl.put_model(self.mj_model, self.physics, self.id)
         except NotImplementedError as e:
             raise ValueError(f"{self.id}: {unsupported_pairs(self.mj_model, str(e))}") from None
-        self._data0 = mjx.make_data(self.mjx_model)
+        self._data: dict[int, mjx.Data] = {}
+        self._data0 = self._initial_data(1)
         own = [("constraint", c) for c in suite.constraints] + [("sensor", c) for c in suite.sensors]
         self._check_outputs(own + added)
         if added:
             suite.constraints.extend(constraints)
             suite.sensors.extend(sensors)
+        if self.physics == "warp":
+            self._check_warp()
+
+    def _initial_data(self, worlds: int) -> mjx.Data:
+        """The data every reset starts from; with Warp physics, one per batch size (its contact buffer
+        holds the contacts of ``worlds`` envs: :func:`crax.core.physics.make_data`)."""
+        worlds = worlds if self.physics == "warp" else 1
+        if worlds not in self._data:
+            self._data[worlds] = physics_impl.make_data(self.mj_model, self.mjx_model, self.physics, worlds)
+        return self._data[worlds]
+
+    def _check_warp(self) -> None:
+        """Traces a reset and a step (:func:`jax.eval_shape`, nothing compiled) and turns a part of the
+        task that needs the JAX implementation (the contact list, ``rne_postconstraint``) into a
+        ValueError naming the env."""
+        try:
+            state = jax.eval_shape(self._reset, jax.random.key(0))
+            jax.eval_shape(self._step, state, jnp.zeros(self.action_size))
+        except ValueError as e:
+            raise ValueError(f"{self.id} cannot run on physics='warp': {e}") from None
 
     def _check_outputs(self, components: list[tuple[str, Any]]) -> None:
         """Traces every constraint and sensor, the suite's own and the added ones, on a reset-like
@@ -357,11 +387,13 @@ class TaskEnv(Env):
         vmap, scans, the learners' jits): the same program, a fraction of the time. Called outside
         any trace it compiles, which is faster too: op by op, PointGoal1's first reset measured 45 s
         and every step 9 s, against 11 s and 10 s to compile each once. The recording holds the
-        TaskParam values as constants, so a new value (``nnx.update(env.suite, ...)``) makes a new one.
+        TaskParam values as constants, so a new value (``nnx.update(env.suite, ...)``) makes a new one;
+        with Warp physics, so does a reset for another batch size (:meth:`_initial_data`).
         """
         values = jax.tree.leaves(nnx.state(self.suite, TaskParam))
         try:
-            fingerprint = tuple(np.asarray(v).tobytes() for v in values)
+            fingerprint = (physics_impl.worlds_per_batch() if self.physics == "warp" else 1,
+                           *(np.asarray(v).tobytes() for v in values))
         except jax.errors.TracerArrayConversionError:  # values set inside a trace: no recording
             return self._reset, self._step
         if self._recorded is None or self._recorded[0] != fingerprint:
@@ -389,7 +421,8 @@ class TaskEnv(Env):
 
     def _reset(self, key: jax.Array) -> State:
         key, task_key = jax.random.split(key)
-        data, task = self.suite.init_task(self.mjx_model, self._data0, task_key)
+        data0 = self._initial_data(physics_impl.worlds_per_batch())
+        data, task = self.suite.init_task(self.mjx_model, data0, task_key)
         data = mjx.forward(self.mjx_model, data)
         ctx = self._context(data, task, jnp.zeros(self.action_size))
         zero = jnp.zeros((), jnp.float32)

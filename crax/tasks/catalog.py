@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crax.core.params import POSITIVE_COUNT, Choice, Param, Range, check
+from crax.core.physics import PHYSICS
 from crax.devices import startup
 from crax.plugins.manager import registry
 from crax.suites import checks
@@ -22,6 +23,9 @@ from crax.tasks import compose, safety_gym
 ENV_PARAMETERS = {
     "episode_length": Param(Suite.episode_length, POSITIVE_COUNT,
                             "steps before an episode is truncated (the task's own where it sets one)"),
+    "physics": Param("jax", Choice(PHYSICS),
+                     "MJX implementation that steps the model: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU; "
+                     "pip install 'crax[warp]')"),
 }
 """Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts; defaults are TaskEnv's
 (the episode length: the suite's :attr:`~crax.suites.base.Suite.episode_length`, :func:`parameters`)."""

@@ -1,0 +1,236 @@
+"""``physics=`` (crax.core.physics): the choice and its errors, the default left as it was, and the
+batch-shared Warp fields that batched code leaves alone. Nothing here needs NVIDIA Warp installed:
+where a test needs Warp absent, it hides the package; tests/env/test_physics_warp.py runs Warp itself.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+from flax import struct
+
+import crax
+from crax.core import physics
+from crax.core.env import Env, State, Vmap, wrap_for_training
+from crax.core.mjx import mjx
+from crax.learners.loop import default_devices
+
+ENV_ID = "PointCircle1"
+
+
+@pytest.fixture
+def no_warp(monkeypatch):
+    """NVIDIA Warp and mjx's copy of MuJoCo Warp not importable, whether installed or not."""
+    monkeypatch.setitem(sys.modules, "warp", None)
+    monkeypatch.setitem(sys.modules, "mujoco.mjx.third_party.mujoco_warp", None)
+
+
+@pytest.fixture
+def fake_warp(monkeypatch):
+    """Both importable (as empty modules), for the checks that come after the import."""
+    monkeypatch.setitem(sys.modules, "warp", types.ModuleType("warp"))
+    monkeypatch.setitem(sys.modules, "mujoco.mjx.third_party.mujoco_warp", types.ModuleType("mujoco_warp"))
+
+
+@pytest.mark.parametrize("value", ["cuda", "JAX", "", None, 1])
+def test_an_unknown_physics_names_the_valid_ones(value):
+    with pytest.raises(ValueError, match=rf"^physics must be one of jax, warp, got {value!r} \({ENV_ID}\)$"):
+        crax.make(ENV_ID, physics=value)  # checked with the other parameters, before anything is built
+    with pytest.raises(ValueError, match=r"physics must be one of jax, warp, got .*pip install 'crax\[warp\]'"):
+        physics.check(value)  # TaskEnv's own check, for envs built without crax.make
+
+
+def test_crax_parameters_lists_physics():
+    p = crax.parameters(ENV_ID)["physics"]
+    assert (p.default, p.valid.choices) == ("jax", ("jax", "warp"))
+
+
+def test_warp_not_installed_names_the_extra_before_building_the_model(no_warp, monkeypatch):
+    def compile_spec(*a, **k):
+        raise AssertionError("the missing package must be found before the model is compiled")
+
+    monkeypatch.setattr("crax.core.scene.compile_spec", compile_spec)
+    with pytest.raises(ImportError, match=r"physics='warp' needs NVIDIA Warp: pip install 'crax\[warp\]'") as e:
+        crax.make(ENV_ID, physics="warp")
+    assert isinstance(e.value, physics.WarpUnavailable) and isinstance(e.value, ValueError)
+    assert "physics='jax'" in str(e.value)
+
+
+class _Tpu:
+    platform = "tpu"
+
+    def __str__(self):
+        return "TPU_0"
+
+
+def test_a_device_warp_cannot_run_on_is_refused(fake_warp, monkeypatch):
+    def devices(backend=None):
+        if backend is not None:
+            raise RuntimeError(f"Unknown backend {backend}")
+        return [_Tpu()]
+
+    monkeypatch.setattr(jax, "devices", devices)
+    with pytest.raises(ValueError, match=r"runs on a CUDA GPU or on the CPU; jax's default device is TPU_0 \(tpu\)"):
+        physics.require_warp()
+
+
+def test_the_cpu_passes_the_device_check(fake_warp):
+    assert jax.devices()[0].platform == "cpu"
+    physics.require_warp()  # no error
+
+
+def test_a_model_feature_warp_lacks_is_named_with_the_env(fake_warp, monkeypatch):
+    """MuJoCo Warp's put_model refuses what it does not implement with a NotImplementedError in its
+    own words; crax passes them on with the env id and the fix."""
+    m = mujoco.MjModel.from_xml_string('<mujoco><option solver="PGS"/><worldbody><geom size="1 1 .1" type="plane"/>'
+                                       "</worldbody></mujoco>")
+
+    def put_model(model, impl=None, **k):
+        assert impl == "warp"
+        raise NotImplementedError("mjSOL_PGS is unsupported.")
+
+    monkeypatch.setattr(mjx, "put_model", put_model)
+    with pytest.raises(ValueError, match=r"^PointX1 cannot run on physics='warp': MuJoCo Warp does not support a "
+                                         r"feature of its model: mjSOL_PGS is unsupported\. Use physics='jax'"):
+        physics.put_model(m, "warp", "PointX1")
+
+
+def test_batch_sizes_multiply_and_end_with_their_block():
+    assert physics.worlds_per_batch() == 1
+    with physics.batch(4):
+        assert physics.worlds_per_batch() == 4
+        with physics.batch(3):
+            assert physics.worlds_per_batch() == 12
+        assert physics.worlds_per_batch() == 4
+    assert physics.worlds_per_batch() == 1
+
+
+class _CountingEnv(Env):
+    """Records the batch size each reset is traced for."""
+
+    seen: list[int]
+
+    def __init__(self):
+        self.seen = []
+
+    def reset(self, key):
+        self.seen.append(physics.worlds_per_batch())
+        z = jnp.zeros(())
+        return State(data=z, obs=jnp.zeros(1), reward=z, cost=z, done=z, truncation=z, info={}, metrics={})  # pyright: ignore[reportArgumentType]
+
+    def step(self, state, action):
+        return state
+
+    action_size = 1
+    episode_length = 1
+    dt = 0.1
+
+
+def test_vmap_traces_its_reset_for_its_worlds():
+    env = _CountingEnv()
+    Vmap(env, 3).reset(jax.random.key(0))
+    Vmap(env, 3, worlds=12).reset(jax.random.key(0))
+    assert env.seen == [3, 12]
+    with pytest.raises(ValueError, match=r"worlds must be >= num_envs \(3\), got 2"):
+        Vmap(env, 3, worlds=2)
+
+
+@struct.dataclass
+class _Impl:
+    qacc: jax.Array
+    contact__pos: jax.Array
+    nacon: jax.Array
+
+
+@struct.dataclass
+class _Data:
+    qpos: jax.Array
+    _impl: _Impl
+
+
+def test_map_per_env_and_select_leave_the_shared_warp_fields_alone():
+    """A batch of 4 envs whose data holds a contact buffer of 10 and a counter for all of them, as
+    Warp's does: reshaping and selecting touch the per-env fields only."""
+    def data(v):
+        return _Data(qpos=jnp.full((4, 2), v), _impl=_Impl(qacc=jnp.full((4, 3), v), contact__pos=jnp.full((10, 3), v),
+                                                         nacon=jnp.full((1,), v)))
+
+    new, old = data(1.0), data(0.0)
+    done = jnp.array([True, False, True, False])
+    out = physics.select(done, new, old)
+    np.testing.assert_array_equal(out.qpos[:, 0], [1, 0, 1, 0])
+    np.testing.assert_array_equal(out._impl.qacc[:, 0], [1, 0, 1, 0])
+    assert float(jnp.max(out._impl.contact__pos)) == 0.0 and float(out._impl.nacon[0]) == 0.0  # old's, whole
+    flat = physics.map_per_env(lambda x: x.reshape((2, 2, *x.shape[1:])), new)
+    assert flat.qpos.shape == (2, 2, 2) and flat._impl.qacc.shape == (2, 2, 3)
+    assert flat._impl.contact__pos.shape == (10, 3) and flat._impl.nacon.shape == (1,)
+    with pytest.raises((ValueError, TypeError)):  # what jax.tree.map did: the shared buffer has no env axis
+        jax.tree.map(lambda x: x.reshape((2, 2, *x.shape[1:])), new)
+
+
+def test_a_warp_env_trains_on_one_device():
+    assert default_devices(0, "warp") == jax.local_devices()[:1]
+    assert default_devices(1, "warp") == jax.local_devices()[:1]
+    with pytest.raises(ValueError, match=r"physics='warp' trains on one device; got num_devices=2"):
+        default_devices(2, "warp")
+
+
+def test_train_records_physics_only_when_not_the_default():
+    from crax.cli.train import env_kwargs_of
+
+    args = types.SimpleNamespace(env=ENV_ID, constraint=(), sensor=(), physics="jax")
+    assert env_kwargs_of(args) is None
+    assert env_kwargs_of(types.SimpleNamespace(**{**vars(args), "physics": "warp"})) == {"physics": "warp"}
+    with pytest.raises(ValueError, match=r"--physics applies to registered env ids"):
+        env_kwargs_of(types.SimpleNamespace(**{**vars(args), "env": "pkg.mod:MyEnv", "physics": "warp"}))
+
+
+def test_bench_with_warp_missing_is_a_clear_error(no_warp, capsys):
+    from crax.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--env", ENV_ID, "--physics", "warp", "--num-envs", "2"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "pip install 'crax[warp]'" in err and "Traceback" not in err
+
+
+def test_the_default_physics_is_unchanged_mjx_jax():
+    """``physics="jax"`` is the default, and an env built with it steps bit for bit as one built
+    without the argument (a batch with auto-resets), whose physics is MJX's JAX ``step`` itself."""
+    plain, given = crax.make(ENV_ID, episode_length=3), crax.make(ENV_ID, episode_length=3, physics="jax")
+    assert plain.physics == given.physics == "jax"
+    assert isinstance(plain.mjx_model._impl, mjx.ModelJAX)
+    actions = jax.random.uniform(jax.random.key(1), (7, 4, plain.action_size), minval=-1, maxval=1)
+
+    def rollout(env):
+        batch = wrap_for_training(env, 4)
+
+        def body(s, a):
+            s = batch.step(s, a)
+            return s, s
+
+        return jax.lax.scan(body, batch.reset(jax.random.key(0)), actions)[1]
+
+    a, b = jax.jit(lambda: rollout(plain))(), jax.jit(lambda: rollout(given))()
+    assert float(a.done.sum()) > 0  # the auto-reset ran
+    def raw(x):
+        return jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+
+    jax.tree.map(lambda x, y: np.testing.assert_array_equal(raw(x), raw(y)), a, b)
+
+    # One step of the env against MJX's own step on the env's model: the same qpos, bit for bit.
+    model = mjx.put_model(plain.mj_model, impl="jax")
+    s0 = jax.tree.map(lambda x: x[0, 0], a)
+    action = actions[1, 0]
+
+    def by_hand(d):
+        d = d.replace(ctrl=plain.body.ctrl(action))
+        return jax.lax.scan(lambda d, _: (mjx.step(model, d), None), d, None, plain.body.frame_skip)[0]
+
+    np.testing.assert_array_equal(jax.jit(plain.step)(s0, action).data.qpos, jax.jit(by_hand)(s0.data).qpos)
