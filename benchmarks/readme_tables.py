@@ -20,6 +20,10 @@ are never typed by hand. Tables:
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
 - ``gpu-relative-<BASE>-<N>``: the same from ``bench_envs_gpu.jsonl``, rows that ``benchmarks/bench_envs.py
   --out benchmarks/results/bench_envs_gpu.jsonl`` took on a GPU.
+- ``ceiling-<N>``: from ``bench_envs.jsonl``, the latest sitting with C MuJoCo ceiling rows at N envs:
+  each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
+  Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
+  ``bench_envs_gpu.jsonl``.
 """
 
 from __future__ import annotations
@@ -130,6 +134,32 @@ def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
     return "\n".join(lines)
 
 
+CEILING_COMMAND = ("python benchmarks/bench_envs.py --envs PointGoal1 AntGoal1 HalfCheetahVelocity1 "
+                   "HopperVelocity1 HumanoidGoal1 ReacherReach1 SpiderGoal1 Walker2dVelocity1 --num-envs {n} --repeats 3")
+
+
+def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
+    path = RESULTS / source
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = [r for r in rows if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
+    if not rows:
+        return (f"No sitting in `{source}` has measured the C MuJoCo ceiling at N={n} yet; "
+                f"`{CEILING_COMMAND.format(n=n)}` on a quiet machine fills this table.")
+    sitting = max(r["sitting"] for r in rows)
+    same = {r["env"]: r for r in rows if r["sitting"] == sitting}  # the latest row of an env wins
+    loads = [r["load_1min"] for r in same.values()]
+    threads = sorted({r["ceiling_threads"] for r in same.values()})
+    lines = [f"| body | env (N={n}) | crax env steps/s | C MuJoCo env steps/s | crax / C MuJoCo |", "|---|---|---|---|---|"]
+    for env, r in sorted(same.items(), key=lambda kv: (kv[1]["body"], kv[0])):
+        stopped = f" ({r['ceiling_stopped']} C rollouts stopped early)" if r.get("ceiling_stopped") else ""
+        lines.append(f"| {r['body']} | {env} | {r['env_steps_per_s']:,} | {r['ceiling_steps_per_s']:,}{stopped} | "
+                     f"{r['ceiling_ratio']:.2f}× |")
+    any_row = next(iter(same.values()))
+    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, crax on {any_row['devices']}, C MuJoCo on "
+                 f"{'/'.join(map(str, threads))} CPU threads), load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
 def sg_transfer_table() -> str:
     data = json.loads((RESULTS / "sg_policy_transfer.json").read_text())
     lines = ["| engine | episode return | episode cost |", "|---|---|---|"]
@@ -150,6 +180,10 @@ def render(name: str) -> str:
         return sg_transfer_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
+    if name.startswith("gpu-ceiling-"):
+        return ceiling_table(int(name.removeprefix("gpu-ceiling-")), "bench_envs_gpu.jsonl")
+    if name.startswith("ceiling-"):
+        return ceiling_table(int(name.removeprefix("ceiling-")))
     if name.startswith("gpu-relative-"):
         base, _, n = name.removeprefix("gpu-relative-").rpartition("-")
         return relative_table(base, int(n), "bench_envs_gpu.jsonl")
@@ -159,7 +193,7 @@ def render(name: str) -> str:
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
     raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-transfer, learning-<ENV>, md-<STEM>, "
-                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>")
+                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)
