@@ -18,6 +18,8 @@ are never typed by hand. Tables:
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 - ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
+- ``sg-speed``: ``sg_speed.jsonl`` (the latest sitting) written by ``benchmarks/sg_speed.py``: Safety-Gymnasium's
+  steps/s against crax's for the same ids.
 - ``gpu-relative-<BASE>-<N>``: the same from ``bench_envs_gpu.jsonl``, rows that ``benchmarks/bench_envs.py
   --out benchmarks/results/bench_envs_gpu.jsonl`` took on a GPU.
 - ``ceiling-<N>``: from ``bench_envs.jsonl``, the latest sitting with C MuJoCo ceiling rows at N envs:
@@ -160,6 +162,25 @@ def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
     return "\n".join(lines)
 
 
+def sg_speed_table() -> str:
+    rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
+    last = rows[-1]["sitting"]
+    rows = [r for r in rows if r["sitting"] == last]
+    sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
+    lines = ["| id | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
+             + " | crax N=" + str(sizes[-1]) + " / Safety-Gymnasium |", "|---|---|" + "---|" * (len(sizes) + 1)]
+    for r in rows:
+        rates = r["crax_steps_per_s"]
+        cells = " | ".join(f"{rates[str(n)]:,}" if str(n) in rates else "–" for n in sizes)
+        top = rates.get(str(sizes[-1]))
+        ratio = f"{top / r['sg_steps_per_s']:.0f}×" if top else "–"
+        lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {ratio} |")
+    loads = [x for r in rows for x in r["load_1min"]]
+    lines.append(f"\nOne sitting ({last[:16].replace('T', ' ')} UTC, {rows[0]['cpu_count']} cores, crax on one CPU device), "
+                 f"load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
 def sg_transfer_table() -> str:
     data = json.loads((RESULTS / "sg_policy_transfer.json").read_text())
     lines = ["| engine | episode return | episode cost |", "|---|---|---|"]
@@ -176,6 +197,8 @@ def render(name: str) -> str:
         return tau_table()
     if name == "gym-vector":
         return gym_vector_table()
+    if name == "sg-speed":
+        return sg_speed_table()
     if name == "sg-transfer":
         return sg_transfer_table()
     if name.startswith("learning-"):
@@ -192,7 +215,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-transfer, learning-<ENV>, md-<STEM>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 
