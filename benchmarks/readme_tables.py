@@ -20,6 +20,8 @@ are never typed by hand. Tables:
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
 - ``sg-speed``: ``sg_speed.jsonl`` (the latest sitting) written by ``benchmarks/sg_speed.py``: Safety-Gymnasium's
   steps/s against crax's for the same ids.
+- ``throughput-<TAG>``: ``throughput.jsonl`` rows written by ``benchmarks/train_throughput.py --tag TAG``: each
+  learner's iteration time against the first row's.
 - ``gpu-relative-<BASE>-<N>``: the same from ``bench_envs_gpu.jsonl``, rows that ``benchmarks/bench_envs.py
   --out benchmarks/results/bench_envs_gpu.jsonl`` took on a GPU.
 - ``ceiling-<N>``: from ``bench_envs.jsonl``, the latest sitting with C MuJoCo ceiling rows at N envs:
@@ -162,6 +164,23 @@ def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
     return "\n".join(lines)
 
 
+def throughput_table(tag: str) -> str:
+    rows = [json.loads(line) for line in (RESULTS / "throughput.jsonl").read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("tag") == tag]
+    if not rows:
+        raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
+    latest = {r["learner"]: r for r in rows}  # the last row of each learner
+    base = next(iter(latest.values()))
+    lines = [f"| learner | iteration (s) | relative to {base['learner']} | env steps/s | rollout (s) | update (s) | load (1 min) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in latest.values():
+        lines.append(f"| {r['learner']} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
+                     f"{r['train_steps_per_s']:,} | {r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
+    lines.append(f"\n{base['env']}, {base['num_envs']} envs, {base['env_steps_per_iteration']:,} steps per iteration, "
+                 f"{base['devices']} {base['device']} device(s); {base.get('date', '')}.")
+    return "\n".join(lines)
+
+
 def sg_speed_table() -> str:
     rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
     last = rows[-1]["sitting"]
@@ -197,6 +216,8 @@ def render(name: str) -> str:
         return tau_table()
     if name == "gym-vector":
         return gym_vector_table()
+    if name.startswith("throughput-"):
+        return throughput_table(name.removeprefix("throughput-"))
     if name == "sg-speed":
         return sg_speed_table()
     if name == "sg-transfer":
@@ -215,7 +236,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 
