@@ -7,9 +7,10 @@ maps Safety-Gymnasium's ids onto them; docs/safety_gymnasium.md says how they we
 """
 
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
+from crax.suites.safety_gym.button import SafetyButton
 from crax.suites.safety_gym.goal import SafetyGoal
 from crax.suites.safety_gym.velocity import SafetyVelocity
 
-SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity)
+SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyButton)
 
-__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyGoal", "SafetyGymSuite", "SafetyVelocity"]
+__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyButton", "SafetyGoal", "SafetyGymSuite", "SafetyVelocity"]
