@@ -76,7 +76,7 @@ def sample_fitting_layout(key: jax.Array, keepout: jax.Array, extent: float | ja
     """A layout as Safety-Gymnasium draws one: :func:`sample_layout` (each object at the first of
     ``num_candidates`` uniform draws that keeps clear of those placed before it), drawn again
     whole until every object found such a draw. For layouts too crowded for :func:`sample_layout`'s
-    fallback (Safety-Gymnasium's Button: one draw in 40 to 60 fits).
+    fallback (Safety-Gymnasium's Button: one draw in 38 to 52 fits).
 
     ``batch`` layouts are drawn at once and the first that fits is taken (the same distribution as
     drawing them one after another); after ``max_layouts`` the first of the last batch is taken as
