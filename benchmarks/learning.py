@@ -22,6 +22,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+import jax  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import tyro  # noqa: E402
@@ -112,7 +113,8 @@ def main(args: Args) -> None:
                      "deterministic_cost": final["deterministic"]["cost"], "minutes": minutes,
                      "run_dir": str(result.run_dir.relative_to(RESULTS.parent.parent)),
                      "multipliers_last": _spread(result.history, args.last_iterations),
-                     "load_1min_at_end": round(os.getloadavg()[0], 1)})
+                     "load_1min_at_end": round(os.getloadavg()[0], 1),
+                     "device": jax.devices()[0].device_kind})
         hist = [r for r in result.history if "episode/return" in r and r["seed"] == 0]
         curves[name] = (np.array([r["step"] for r in hist]), np.array([r["episode/return"] for r in hist]),
                         np.array([r["episode/cost"] for r in hist]))

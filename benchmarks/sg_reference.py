@@ -5,7 +5,7 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served id it records the spaces, the flattened observation's keys and sizes, and:
+For each served Goal, Circle, Push and Button id it records the spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
   yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
@@ -20,6 +20,14 @@ world x and y), then ``qpos``/``qvel`` of the agent and the vases and the bodies
 goal and hazards are written and ``mj_forward`` runs. Objects a state does not use are parked far
 away (beyond every lidar's range). Nothing here is random except Safety-Gymnasium's own goal
 respawn, after which a rollout records no observation (see ``goal_respawn``).
+
+Push (:class:`PushScene`) also sets the pillars' ``pos`` and the push box's free joint (x, y, yaw,
+at rest on the floor) and records Safety-Gymnasium's 3-D agent–box and box–goal distances, at the
+start and after each step with the box's pose, from which its reward terms are differences.
+
+Button (:class:`ButtonScene`) sets the buttons, the goal button, the button timer and the
+gremlins (each a free box welded to a mocap body), records the goal button, timer, time and the
+gremlins' poses after each step, and rounds its numbers to 9 significant digits (:func:`rounded`).
 """
 
 from __future__ import annotations
@@ -155,6 +163,176 @@ def goal_records(env_id: str) -> dict:
     rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0},
                                      {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, actions))
     return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
+class CircleScene(Scene):
+    """A Circle env: only the agent is set (the circle and the sigwalls stand where the task puts them)."""
+
+    def set(self, agent: dict, layout: dict) -> dict:
+        self.builder.reset(seed=0)
+        m, d = self.task.model, self.task.data
+        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
+        d.qpos[:3] = [*start["xy"], start["yaw"]]
+        d.qvel[:3] = start["qvel"]
+        d.ctrl[:] = start["ctrl"]
+        mujoco.mj_forward(m, d)
+        return {"agent": start, "layout": {}}
+
+    def spaces(self) -> dict:
+        walls = getattr(self.task, "sigwalls", None)
+        return {**super().spaces(), "agent_placements": [list(p) for p in self.task.agent.placements],
+                "agent_keepout": self.task.agent.keepout, "circle_radius": self.task.circle.radius,
+                "lidar_max_dist": self.task.lidar_conf.max_dist,
+                "sigwalls": None if walls is None else {"num": walls.num, "locate_factor": walls.locate_factor,
+                                                        "is_constrained": walls.is_constrained}}
+
+
+def circle_records(env_id: str) -> dict:
+    """States inside and beyond each sigwall, on and off the circle's radius, near and beyond the
+    lidar's range; one-step rollouts for the reward (velocity along, against and across the circle,
+    on, inside and outside its radius); 12-step rollouts across the sigwalls; a dynamics rollout.
+    The same cases at every level (level 0 has no cost term)."""
+    s = CircleScene(env_id)
+    diagonal = 1.5 / np.sqrt(2)  # on the radius, inside level 2's walls
+    states = [s.record_state(name, agent, {}) for name, agent in [
+        ("inside_at_rest", {"xy": [0.3, -0.4], "yaw": 0.5}),
+        ("inside_moving", {"xy": [-0.6, 0.7], "yaw": 2.0, "qvel": [0.4, -0.3, 1.2], "ctrl": [0.6, -0.5]}),
+        ("on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.3, 0.3, 0.0]}),
+        ("just_inside_x_plus", {"xy": [1.12, 0.5], "yaw": -1.0}),
+        ("beyond_x_plus", {"xy": [1.13, 0.5], "yaw": -1.0}),
+        ("beyond_x_minus", {"xy": [-1.4, -0.2], "yaw": 3.0}),
+        ("just_inside_y_minus", {"xy": [0.0, -1.12], "yaw": 0.2}),
+        ("beyond_y_plus", {"xy": [0.4, 1.3], "yaw": 1.2}),
+        ("beyond_y_minus", {"xy": [-0.3, -1.2], "yaw": -2.2, "qvel": [0.1, -0.5, 0.0]}),
+        ("beyond_corner", {"xy": [1.5, -1.5], "yaw": 0.9}),
+        ("far_in_lidar_range", {"xy": [3.0, 2.5], "yaw": -0.6}),
+        ("beyond_lidar_range", {"xy": [4.5, -4.2], "yaw": 1.7}),
+    ]]
+    # one step each: the reward of a step from a set pose and velocity (on, inside and outside the
+    # radius; along, against and across the circle), before the turn servo's chatter sets in
+    rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
+        ("reward_along_on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.35, 0.35, 0.0]}, [1.0, 0.0]),
+        ("reward_against_on_radius", {"xy": [diagonal, -diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.4, -0.4, 0.3]}, [0.5, 0.3]),
+        ("reward_along_inside", {"xy": [0.4, 0.3], "yaw": 2.2, "qvel": [-0.3, 0.4, 0.2]}, [0.2, -0.6]),
+        ("reward_outside", {"xy": [2.0, -0.5], "yaw": 1.4, "qvel": [0.1, 0.6, -0.3]}, [-0.5, 0.5]),
+        ("reward_radial", {"xy": [0.6, 0.8], "yaw": 0.93, "qvel": [0.3, 0.4, 0.0]}, [0.0, 0.0]),
+        ("reward_near_origin", {"xy": [0.05, -0.02], "yaw": -0.3, "qvel": [0.2, 0.3, 0.0]}, [0.3, 0.0]),
+        ("reward_spinning", {"xy": [-0.7, -0.9], "yaw": 1.0, "qvel": [0.5, -0.2, 2.0], "ctrl": [0.4, 0.4]}, [1.0, 1.0]),
+        ("reward_far_corner", {"xy": [-1.8, 1.9], "yaw": -2.4, "qvel": [-0.4, -0.4, 0.0]}, [-1.0, 0.0]),
+    ]]
+    # across the sigwalls: the cost per step as the agent leaves (orbit_on_radius leaves across y = 1.125)
+    rollouts += [s.record_rollout(name, agent, {}, np.tile([action], (12, 1))) for name, agent, action in [
+        ("orbit_on_radius", {"xy": [diagonal, diagonal], "yaw": 3 * np.pi / 4, "qvel": [-0.35, 0.35, 0.0]}, [1.0, 0.0]),
+        ("cross_x_plus", {"xy": [0.95, 0.2], "yaw": 0.0, "qvel": [0.8, 0.0, 0.0]}, [1.0, 0.0]),
+        ("cross_x_minus", {"xy": [-0.95, -0.4], "yaw": np.pi, "qvel": [-0.8, 0.0, 0.0]}, [1.0, 0.2]),
+        ("cross_y_minus", {"xy": [0.3, -0.95], "yaw": -np.pi / 2, "qvel": [0.0, -0.8, 0.0]}, [1.0, -0.1]),
+    ]]
+    t = np.arange(150)
+    actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+    rollouts.append(s.record_rollout("dynamics", {"xy": [0.5, 0.0], "yaw": np.pi / 2}, {}, actions))
+    return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
+class PushScene(Scene):
+    """A Push env set by hand: also its pillars (bodies ``pillar<i>``, parked in row 3) and the
+    push box (free joint ``push_box``: x, y, yaw; resting at z = its size, as Safety-Gymnasium
+    starts it; parked in row 4 when a state leaves it out), and the task's last distances."""
+
+    def __init__(self, env_id: str):
+        super().__init__(env_id)
+        self.counts["pillars"] = getattr(getattr(self.task, "pillars", None), "num", 0)
+        self.counts["push_box"] = 1
+
+    def set(self, agent: dict, layout: dict) -> dict:
+        start = super().set(agent, layout)
+        m, d = self.task.model, self.task.data
+        full = {**start["layout"],
+                "pillars": (layout.get("pillars", []) + far(self.counts["pillars"], 3))[: self.counts["pillars"]],
+                "push_box": layout.get("push_box", [[*far(1, 4)[0], 0.0]])}
+        del full["vases"]
+        for i, xy in enumerate(full["pillars"]):
+            m.body(f"pillar{i}").pos[:2] = xy
+        x, y, yaw = full["push_box"][0]
+        adr, vadr = m.jnt_qposadr[m.joint("push_box").id], m.jnt_dofadr[m.joint("push_box").id]
+        d.qpos[adr: adr + 7] = [x, y, self.task.push_box.size, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        d.qvel[vadr: vadr + 6] = 0.0
+        mujoco.mj_forward(m, d)
+        layout_now = self.task.world_info.layout
+        layout_now.update({f"pillar{i}": d.body(f"pillar{i}").xpos[:2].copy() for i in range(self.counts["pillars"])})
+        layout_now["push_box"] = d.body("push_box").xpos[:2].copy()
+        self.task.last_dist_goal = self.task.dist_goal()
+        self.task.last_dist_box = self.task.dist_box()
+        self.task.last_box_goal = self.task.dist_box_goal()
+        return {**start, "layout": full, "dist_box": float(self.task.last_dist_box),
+                "dist_box_goal": float(self.task.last_box_goal)}
+
+    def agent_state(self) -> dict:
+        """The agent's state, the box's pose (centre, quaternion) and Safety-Gymnasium's distances
+        agent–box and box–goal (3-D, between body origins) that its reward differences."""
+        d = self.task.data
+        return {**super().agent_state(), "box_pos": d.body("push_box").xpos.tolist(),
+                "box_quat": d.body("push_box").xquat.tolist(), "dist_box": float(self.task.dist_box()),
+                "dist_box_goal": float(self.task.dist_box_goal())}
+
+
+def push_records(env_id: str) -> dict:
+    """Push's spaces, the box's mass and inertia, states and rollouts. Rollouts are recorded where
+    the tests step the env: level 0 (pushing the box into the goal; the dynamics rollout) and
+    level 2 (hazard and pillar costs over time, the box stopped by a pillar)."""
+    s = PushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    states, rollouts = [], []
+    states.append(s.record_state("box_and_goal", {"xy": [0.1, -0.2], "yaw": 0.7},
+                                 {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}))
+    states.append(s.record_state("moving_agent", {"xy": [-0.3, 0.5], "yaw": -2.5, "qvel": [0.3, -0.2, 1.5],
+                                                  "ctrl": [0.5, -0.4]},
+                                 {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}))
+    states.append(s.record_state("box_at_bin_edge", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                 {"goal": [[-1.0, -0.5]], "push_box": [[np.cos(np.pi / 8), np.sin(np.pi / 8), 1.0]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        states.append(s.record_state("hazards_and_pillars_seen", {"xy": [0.0, 0.0], "yaw": 0.3},
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_edge", {"xy": [0.35, 0.3], "yaw": 1.0},
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_centre", {"xy": [0.62, 0.31], "yaw": -1.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("two_hazards_inside", {"xy": [0.0, 0.0], "yaw": 2.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        states.append(s.record_state("box_in_hazard", {"xy": [0.0, -0.35], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}))
+        states.append(s.record_state("pillar_touch_front", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.34, 0.0]]}))
+        states.append(s.record_state("pillar_touch_sphere", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.29, 0.0]]}))
+        states.append(s.record_state("pillar_touch_sphere_and_front", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.12, -0.235]]}))
+    if level >= 2:
+        states.append(s.record_state("two_pillars_touched", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                     {"goal": [[-1.0, 1.0]], "pillars": [[0.29, 0.0], [-0.29, 0.0]]}))
+        push = np.tile([[1.0, 0.0]], (50, 1))
+        rollouts.append(s.record_rollout("push_through_hazard", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "hazards": [[0.75, 0.0]], "push_box": [[0.5, 0.0, 0.0]]},
+                                         push))
+        rollouts.append(s.record_rollout("pillar_bump", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "pillars": [[0.45, 0.0]]}, push[:25]))
+        rollouts.append(s.record_rollout("box_against_pillar", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.2, 1.2]], "pillars": [[1.05, 0.05]],
+                                          "push_box": [[0.5, 0.0, 0.0]]}, push[:40]))
+    if level == 0:
+        rollouts.append(s.record_rollout("push_to_goal", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[1.05, 0.0]], "push_box": [[0.5, 0.0, 0.0]]},
+                                         np.tile([[1.0, 0.0]], (40, 1))))
+        t = np.arange(150)
+        actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+        rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                         {"goal": [[-1.6, 1.4]], "push_box": [[0.6, 0.35, 0.5]]}, actions))
+    box = s.task.model.body("push_box")
+    return {**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+            "states": states, "rollouts": rollouts}
 
 
 def rounded(x):
@@ -305,6 +483,14 @@ def main() -> None:
     for level in (0, 1, 2):
         env_id = f"SafetyPointGoal{level}-v0"
         out["tasks"][env_id] = goal_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        env_id = f"SafetyPointCircle{level}-v0"
+        out["tasks"][env_id] = circle_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        env_id = f"SafetyPointPush{level}-v0"
+        out["tasks"][env_id] = push_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
     for level in (0, 1, 2):
         env_id = f"SafetyPointButton{level}-v0"

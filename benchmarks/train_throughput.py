@@ -28,7 +28,7 @@ import tyro
 
 import crax
 from crax import runs
-from crax.learners import Trainer
+from crax.learners import make_trainer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +71,7 @@ def main(args: Args) -> dict:
     config = cls.Config(num_envs=args.num_envs, batch_size=args.batch_size, num_minibatches=args.num_minibatches,
                         unroll_length=args.unroll_length, num_epochs=args.num_epochs,
                         critic_hidden=args.critic_hidden, num_evals=0, num_devices=args.num_devices)
-    trainer = Trainer(cls, config, env)
+    trainer = make_trainer(cls, config, env)
     state = trainer.init(jax.random.key(0))
     steps = config.steps_per_iteration
     t = time.perf_counter()
@@ -86,7 +86,8 @@ def main(args: Args) -> dict:
     jax.block_until_ready(metrics)
     iteration_s = (time.perf_counter() - t) / args.iterations
 
-    rollout_s = _time(jax.jit(trainer._rollout), state.model, state.env, state.key, repeats=1)
+    rollout = jax.jit(trainer._rollout, static_argnums=4)
+    rollout_s = _time(rollout, state.model, state.env, state.key, state.env_steps, config.steps_per_env, repeats=1)
     row = {
         "env": args.env, "learner": args.learner, "device": jax.devices()[0].device_kind, "cpu": platform.processor(),
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",

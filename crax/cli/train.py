@@ -15,7 +15,7 @@ import tyro
 
 from crax.cli.common import Steps, fail
 from crax.devices import distributed
-from crax.learners.base import ConstrainedPPO
+from crax.learners.learner import Learner
 from crax.learners.trainer import EVAL_POLICIES
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import check_components_target, get_learner, learners
@@ -35,7 +35,7 @@ def _steps_field(config: type) -> tuple:
             dataclasses.field(default=field.default, metadata=field.metadata))
 
 
-def _command_type(cls: type[ConstrainedPPO], more: tuple = ()) -> type:
+def _command_type(cls: type[Learner], more: tuple = ()) -> type:
     """``cls.Config`` plus the run options (and ``more``), as one flat frozen dataclass for tyro."""
     extra = [
         ("env", Annotated[str, tyro.conf.arg(help="Env id (crax.make) or import path package.module:EnvClass.")]),

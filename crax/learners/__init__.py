@@ -1,13 +1,15 @@
 """Learners: the constrained PPO family (:class:`ConstrainedPPO` + :class:`Trainer`, small hook overrides), the
-trust-region learners on the same base (:mod:`~crax.learners.trust_region`: TRPO-Lag, CPO, PCPO; CUP) and the
-parts every family shares (:mod:`~crax.learners.config`: run and constraint fields; :mod:`~crax.learners.networks`;
-:mod:`~crax.learners.multipliers`: the multiplier rules)."""
+trust-region learners on the same base (:mod:`~crax.learners.trust_region`: TRPO-Lag, CPO, PCPO; CUP), the
+off-policy family (:class:`OffPolicyLearner` + :class:`OffPolicyTrainer`: SAC, TD3 and their Lagrangian and PID
+variants) and the parts every family shares (:class:`Learner`; :mod:`~crax.learners.config`: run and constraint
+fields; :mod:`~crax.learners.loop`: run plumbing, rollout and evaluation; :mod:`~crax.learners.networks`;
+:mod:`~crax.learners.multipliers`: the multiplier rules; :mod:`~crax.learners.families`: which trainer runs which
+family)."""
 
 from crax.core.params import Range, ranged
 from crax.learners.base import (
     ConstrainedPPO,
     IterationBatch,
-    Multiplier,
     PolicyBatch,
     PPOConfig,
     clipped_surrogate,
@@ -16,7 +18,12 @@ from crax.learners.config import ConstraintConfig, RunConfig
 from crax.learners.cpo import CPO, CPOConfig
 from crax.learners.crpo import CRPO
 from crax.learners.cup import CUP, CUPConfig
+from crax.learners.families import make_trainer
 from crax.learners.focops import FOCOPS, FOCOPSConfig
+from crax.learners.learner import Learner, Multiplier
+from crax.learners.loop import BaseTrainer
+from crax.learners.off_policy import OffPolicyConfig, OffPolicyLearner
+from crax.learners.off_policy_trainer import OffPolicyTrainer
 from crax.learners.p3o import P3O, P3OConfig
 from crax.learners.pcpo import PCPO, PCPOConfig
 from crax.learners.ppo import PPO
@@ -24,44 +31,69 @@ from crax.learners.ppo_cost import PPOCost, PPOCostConfig
 from crax.learners.ppo_lag import PPOLag, PPOLagConfig
 from crax.learners.ppo_pid import PPOPID, PPOPIDConfig
 from crax.learners.ppo_saute import PPOSaute, PPOSauteConfig
+from crax.learners.replay import ReplayBuffer
+from crax.learners.sac import SAC, SACConfig
+from crax.learners.sac_lag import SACLag, SACLagConfig
+from crax.learners.sac_pid import SACPID, SACPIDConfig
+from crax.learners.td3 import TD3, TD3Config
+from crax.learners.td3_lag import TD3Lag, TD3LagConfig
+from crax.learners.td3_pid import TD3PID, TD3PIDConfig
 from crax.learners.trainer import Trainer, TrainState, gae
 from crax.learners.trpo_lag import TRPOLag, TRPOLagConfig
 from crax.learners.trust_region import TrustRegionConfig, TrustRegionPPO
 
-BUILTIN_LEARNERS: tuple[type[ConstrainedPPO], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO,
-                                                      TRPOLag, CPO, PCPO, CUP)
+BUILTIN_LEARNERS: tuple[type[Learner], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO,
+                                               TRPOLag, CPO, PCPO, CUP, SAC, SACLag, SACPID, TD3, TD3Lag, TD3PID)
 """The learners registered by crax's built-in plugin."""
 
 __all__ = [
     "BUILTIN_LEARNERS",
+    "BaseTrainer",
     "CPO",
+    "CPOConfig",
     "CRPO",
     "CUP",
-    "FOCOPS",
-    "P3O",
-    "PCPO",
-    "PPO",
-    "PPOCost",
-    "PPOLag",
-    "PPOPID",
-    "PPOSaute",
-    "ConstrainedPPO",
-    "CPOConfig",
     "CUPConfig",
+    "ConstrainedPPO",
     "ConstraintConfig",
+    "FOCOPS",
     "FOCOPSConfig",
     "IterationBatch",
+    "Learner",
     "Multiplier",
+    "OffPolicyConfig",
+    "OffPolicyLearner",
+    "OffPolicyTrainer",
+    "P3O",
     "P3OConfig",
+    "PCPO",
     "PCPOConfig",
+    "PPO",
     "PPOConfig",
+    "PPOCost",
     "PPOCostConfig",
+    "PPOLag",
     "PPOLagConfig",
+    "PPOPID",
     "PPOPIDConfig",
+    "PPOSaute",
     "PPOSauteConfig",
     "PolicyBatch",
     "Range",
+    "ReplayBuffer",
     "RunConfig",
+    "SAC",
+    "SACConfig",
+    "SACLag",
+    "SACLagConfig",
+    "SACPID",
+    "SACPIDConfig",
+    "TD3",
+    "TD3Config",
+    "TD3Lag",
+    "TD3LagConfig",
+    "TD3PID",
+    "TD3PIDConfig",
     "TRPOLag",
     "TRPOLagConfig",
     "TrainState",
@@ -70,5 +102,6 @@ __all__ = [
     "TrustRegionPPO",
     "clipped_surrogate",
     "gae",
+    "make_trainer",
     "ranged",
 ]

@@ -30,12 +30,11 @@ import jax.numpy as jnp
 import optax
 from flax import nnx, struct
 
-from crax.core.env import Env
 from crax.core.params import ranged
 from crax.learners.config import ConstraintConfig, RunConfig
+from crax.learners.learner import Learner
 from crax.learners.networks import (
     MLP,
-    Normalizer,
     TanhGaussianActor,
     gaussian_entropy,
     gaussian_kl,
@@ -114,10 +113,6 @@ class PPOConfig(ConstraintConfig, RunConfig):
         return self.batch_size * self.num_minibatches * self.unroll_length
 
 
-class Multiplier(nnx.Variable):
-    """Constraint-controller state (λ, κ, ν, PID terms): logged and checkpointed, never trained."""
-
-
 @struct.dataclass
 class PolicyBatch:
     """What a penalty hook sees for one minibatch (per-sample arrays, shape ``(B,)``).
@@ -164,77 +159,33 @@ def adam(config: PPOConfig) -> optax.GradientTransformation:
     return tx
 
 
-def weighted_cost(weights: jax.Array, adv_c: jax.Array, like: jax.Array) -> jax.Array:
-    """Σ_k w_k Â_c,k per sample: ``adv_c`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
-    return jnp.sum(jnp.reshape(weights, (-1,)) * adv_c.reshape(like.shape + (-1,)), axis=-1)
-
-
 def clipped_surrogate(ratio: jax.Array, adv: jax.Array, clip_epsilon: float) -> jax.Array:
     """PPO's pessimistic clipped surrogate (to maximize), mean over the batch."""
     clipped = jnp.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
     return jnp.mean(jnp.minimum(ratio * adv, clipped * adv))
 
 
-class ConstrainedPPO(nnx.Module):
+class ConstrainedPPO(Learner):
     """Actor, reward critic, cost critic, observation normalizer and multiplier state, plus hooks.
 
     With no hook overridden this is plain PPO on the reward (the cost critic is still trained,
-    so ``Â_c`` is always available). Subclasses set ``name`` and ``Config`` and override hooks only.
+    so ``Â_c`` is always available). Subclasses set ``name`` and ``Config`` and override hooks only;
+    the constraint, multiplier and environment hooks are :class:`~crax.learners.learner.Learner`'s.
     """
 
     name: ClassVar[str] = "constrained-ppo"
     Config: ClassVar[type[PPOConfig]] = PPOConfig
-    supports_budgets: ClassVar[bool] = False
-    """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
-    reads_bound: ClassVar[bool] = True
-    """Whether training depends on ``safety_bound`` (False for PPO and PPO-Cost, and for a subclass
-    that reads neither it nor ``budgets``): a sweep then trains the learner once per env, and the
-    summary table judges that one run against every bound of the env."""
-
-    @staticmethod
-    def taking_budgets() -> list[str]:
-        """Names of the loaded learner classes whose hooks handle per-term budgets, sorted (the
-        valid choices an error about ``budgets`` names)."""
-        classes, names = [ConstrainedPPO], set()
-        while classes:
-            cls = classes.pop()
-            classes.extend(cls.__subclasses__())
-            if cls.supports_budgets:
-                names.add(cls.name)
-        return sorted(names)
+    config: PPOConfig
 
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
-        self.config = config
-        self.episode_length = int(episode_length)
+        self.setup_constraint(config, observation_size, episode_length)
         self.actor = TanhGaussianActor(observation_size, action_size, tuple(config.actor_hidden), rngs=rngs)
         self.reward_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs)
-        bounds = config.budget_bounds
-        self.cost_terms = tuple(bounds)
-        """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
-        self.cost_shape = (len(bounds),) if bounds else ()
-        """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
-        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(bounds)), rngs=rngs)
-        self.normalizer = Normalizer(observation_size)
+        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(self.cost_terms)), rngs=rngs)
         self.init_multipliers()
 
     # ---- hooks --------------------------------------------------------------------------------
-
-    @classmethod
-    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        """Environment hook: wraps the single (unbatched, episode-tracked) env. Default: unchanged."""
-        return env
-
-    def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
-        """Environment hook: the reward the learner optimizes (before reward scaling)."""
-        return reward
-
-    def init_multipliers(self) -> None:
-        """Creates the learner's :class:`Multiplier` variables (called by ``__init__``)."""
-
-    def multiplier_update(self, violation: jax.Array) -> None:
-        """Multiplier hook: updates the :class:`Multiplier` variables from v = ĉ − d/T (shape
-        :attr:`cost_shape`, like the multipliers), once per iteration."""
 
     def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
         """Penalty hook: the advantage fed to the clipped surrogate. Default: Â_r."""
@@ -343,17 +294,6 @@ class ConstrainedPPO(nnx.Module):
 
     # ---- shared pieces ------------------------------------------------------------------------
 
-    def multipliers(self) -> dict[str, jax.Array]:
-        """Current multiplier values by attribute name (for logging)."""
-        return {k: v[...] for k, v in vars(self).items() if isinstance(v, Multiplier)}
-
-    def penalty(self, variable: Multiplier) -> jax.Array:
-        """A multiplier's value as a constant of the loss."""
-        return jax.lax.stop_gradient(variable[...])
-
-    def normalize(self, obs: jax.Array) -> jax.Array:
-        return self.normalizer(obs) if self.config.normalize_observations else obs
-
     def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Location and scale of the pre-squash Gaussian at raw observations."""
         return self.actor(self.normalize(obs))
@@ -363,13 +303,3 @@ class ConstrainedPPO(nnx.Module):
         x = self.normalize(obs)
         cost = self.cost_critic(x)
         return self.reward_critic(x)[..., 0], cost if self.cost_terms else cost[..., 0]
-
-    def violation(self, mean_step_cost: jax.Array) -> jax.Array:
-        """Per-step constraint violation v = ĉ − d/T (per budgeted term: shape :attr:`cost_shape`)."""
-        bounds = self.config.budget_bounds
-        bound = jnp.asarray(list(bounds.values()), jnp.float32) if bounds else self.config.safety_bound
-        return mean_step_cost - bound / self.episode_length
-
-    def multiplier_init(self, value: float) -> Multiplier:
-        """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""
-        return Multiplier(jnp.full(self.cost_shape, value, jnp.float32))

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.base import IterationBatch, PPOConfig, adam, clipped_surrogate, weighted_cost
-from crax.learners.multipliers import LagrangianFields
+from crax.learners.base import IterationBatch, PPOConfig, adam, clipped_surrogate
+from crax.learners.multipliers import LagrangianFields, weighted_cost
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
 from crax.learners.ppo_lag import LagrangianMultiplier
 

@@ -9,7 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from crax.core.params import ranged
-from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, weighted_cost
+from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.multipliers import weighted_cost
 
 
 @dataclasses.dataclass(frozen=True)

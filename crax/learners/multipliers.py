@@ -1,12 +1,16 @@
-"""The multiplier rules that several learners share, one implementation each: the Lagrangian
-gradient ascent (``ppo-lag``, ``trpo-lag``, ``cup``) and the incremental PID controller
-(``ppo-pid``), with the config fields each rule reads and the Lagrangian mix of the advantages.
+"""The multiplier rules that every learner family shares, one implementation each: the Lagrangian
+gradient ascent (``ppo-lag``, ``trpo-lag``, ``cup``, ``sac-lag``, ``td3-lag``) and the incremental PID
+controller (``ppo-pid``, ``sac-pid``, ``td3-pid``), with the config fields each rule reads and the
+Lagrangian mix of a reward quantity and a cost quantity (advantages in the PPO family, Q-values in
+the off-policy one).
 
-The rules are functions of arrays (the learner keeps the :class:`~crax.learners.base.Multiplier`
-variables, so their names, logs and checkpoints stay the learner's); the field groups are frozen
-dataclasses that a learner's config lists among its bases, e.g.
-``class PPOLagConfig(LagrangianFields, PPOConfig)``. They hold no learner code, so any learner
-family can use them.
+Three layers: the rules as functions of arrays (:func:`lagrangian_ascent`, :func:`pid_step`); the
+field groups, frozen dataclasses that a learner's config lists among its bases (``class
+PPOLagConfig(LagrangianFields, PPOConfig)``); and the rules as :class:`~crax.learners.learner.Learner`
+hooks (:class:`LagrangianRule`, :class:`PIDRule`), which a learner of any family lists first among
+its bases (``class SACLag(LagrangianRule, SAC)``). The learner keeps the
+:class:`~crax.learners.learner.Multiplier` variables, so their names, logs and checkpoints are the
+same in every family.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ import jax
 import jax.numpy as jnp
 
 from crax.core.params import ranged
-from crax.learners.base import weighted_cost
+from crax.learners.learner import Learner
+
+
+def weighted_cost(weights: jax.Array, adv_c: jax.Array, like: jax.Array) -> jax.Array:
+    """Σ_k w_k Â_c,k per sample: ``adv_c`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
+    return jnp.sum(jnp.reshape(weights, (-1,)) * adv_c.reshape(like.shape + (-1,)), axis=-1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,3 +88,44 @@ def pid_step(state: PIDState, violation: jax.Array, gains: PIDFields) -> PIDStat
     step = gains.kp * violation + gains.ki * integral + gains.kd * derivative
     lagrange = jnp.clip(state.lagrange + step, 0.0, gains.lambda_max)
     return PIDState(lagrange=lagrange, integral=integral, derivative=derivative, prev_violation=violation)
+
+
+class LagrangianRule(Learner):
+    """The Lagrangian rule as learner hooks (any family): λ (one per budgeted term) starts at
+    ``lambda_init`` and steps λ ← max(0, λ + η_λ v) once per iteration; :meth:`lagrangian_mix`
+    mixes a reward and a cost quantity as (r − λ c)/(1 + λ). The learner's config has
+    :class:`LagrangianFields`."""
+
+    config: LagrangianFields  # type: ignore[assignment]  # with the learner family's own fields
+
+    def init_multipliers(self) -> None:
+        self.lagrange = self.multiplier_init(self.config.lambda_init)
+
+    def multiplier_update(self, violation: jax.Array) -> None:
+        self.lagrange[...] = lagrangian_ascent(self.lagrange[...], violation, self.config.lambda_lr)
+
+    def lagrangian_mix(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
+        """(r − Σ λ_k c_k)/(1 + Σ λ_k) with λ held constant (:func:`lagrangian_advantage`)."""
+        return lagrangian_advantage(reward, cost, self.penalty(self.lagrange))
+
+
+class PIDRule(LagrangianRule):
+    """The PID rule as learner hooks (any family): λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) once
+    per iteration (:func:`pid_step`), mixed as the Lagrangian rule mixes it. The learner's config has
+    :class:`PIDFields`."""
+
+    config: PIDFields  # type: ignore[assignment]
+
+    def init_multipliers(self) -> None:
+        self.lagrange = self.multiplier_init(self.config.lambda_init)
+        self.integral = self.multiplier_init(0.0)
+        self.derivative = self.multiplier_init(0.0)
+        self.prev_violation = self.multiplier_init(0.0)
+
+    def multiplier_update(self, violation: jax.Array) -> None:
+        state = pid_step(PIDState(self.lagrange[...], self.integral[...], self.derivative[...],
+                                  self.prev_violation[...]), violation, self.config)
+        self.lagrange[...] = state.lagrange
+        self.integral[...] = state.integral
+        self.derivative[...] = state.derivative
+        self.prev_violation[...] = state.prev_violation

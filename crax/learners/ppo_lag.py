@@ -8,27 +8,21 @@ from typing import ClassVar
 import jax
 
 from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.multipliers import LagrangianFields, lagrangian_advantage, lagrangian_ascent
+from crax.learners.multipliers import LagrangianFields, LagrangianRule, lagrangian_advantage
 
 __all__ = ["LagrangianMultiplier", "PPOLag", "PPOLagConfig", "lagrangian_advantage"]
 
 
-class LagrangianMultiplier(ConstrainedPPO):
-    """The Lagrangian rule as :class:`ConstrainedPPO` hooks: λ (one per budgeted term) starts at
-    ``lambda_init``, steps λ ← max(0, λ + η_λ v) once per iteration, and mixes the advantage as
-    (Â_r − λ Â_c)/(1 + λ). A learner whose config has :class:`LagrangianFields` lists it first among
-    its bases (``class TRPOLag(LagrangianMultiplier, TrustRegionPPO)``)."""
+class LagrangianMultiplier(LagrangianRule, ConstrainedPPO):
+    """The shared Lagrangian rule (:class:`~crax.learners.multipliers.LagrangianRule`) on the PPO
+    family: the advantage is (Â_r − λ Â_c)/(1 + λ). A learner whose config has
+    :class:`LagrangianFields` lists it first among its bases (``class TRPOLag(LagrangianMultiplier,
+    TrustRegionPPO)``)."""
 
     config: LagrangianFields  # type: ignore[assignment]  # with the learner's own PPOConfig fields
 
-    def init_multipliers(self) -> None:
-        self.lagrange = self.multiplier_init(self.config.lambda_init)
-
-    def multiplier_update(self, violation: jax.Array) -> None:
-        self.lagrange[...] = lagrangian_ascent(self.lagrange[...], violation, self.config.lambda_lr)
-
     def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
-        return lagrangian_advantage(adv_r, adv_c, self.penalty(self.lagrange))
+        return self.lagrangian_mix(adv_r, adv_c)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 
 from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.multipliers import PIDFields, PIDState, lagrangian_advantage, pid_step
+from crax.learners.multipliers import PIDFields, PIDRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,7 +16,7 @@ class PPOPIDConfig(PIDFields, PPOConfig):
     """PPO-PID hyperparameters: the shared PPO fields plus the PID controller's (:class:`PIDFields`)."""
 
 
-class PPOPID(ConstrainedPPO):
+class PPOPID(PIDRule, ConstrainedPPO):
     """As PPO-Lag, with λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) (SPEC §5)."""
 
     name: ClassVar[str] = "ppo-pid"
@@ -24,19 +24,5 @@ class PPOPID(ConstrainedPPO):
     config: PPOPIDConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
-    def init_multipliers(self) -> None:
-        self.lagrange = self.multiplier_init(self.config.lambda_init)
-        self.integral = self.multiplier_init(0.0)
-        self.derivative = self.multiplier_init(0.0)
-        self.prev_violation = self.multiplier_init(0.0)
-
-    def multiplier_update(self, violation: jax.Array) -> None:
-        state = pid_step(PIDState(self.lagrange[...], self.integral[...], self.derivative[...],
-                                  self.prev_violation[...]), violation, self.config)
-        self.lagrange[...] = state.lagrange
-        self.integral[...] = state.integral
-        self.derivative[...] = state.derivative
-        self.prev_violation[...] = state.prev_violation
-
     def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
-        return lagrangian_advantage(adv_r, adv_c, self.penalty(self.lagrange))
+        return self.lagrangian_mix(adv_r, adv_c)

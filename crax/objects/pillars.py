@@ -5,6 +5,7 @@ from __future__ import annotations
 import mujoco
 
 from crax.core import palette
+from crax.core.scene import Category, collide_as
 from crax.objects.base import Placeable
 
 FRICTIONLESS = {"condim": 1, "priority": 1}
@@ -64,3 +65,25 @@ class CubePillars(Placeable):
 
     def geom(self) -> dict:
         return {"type": mujoco.mjtGeom.mjGEOM_BOX, "size": [self.half, self.half, self.height / 2], **FRICTIONLESS}
+
+
+class SafetyGymPillars(CylinderPillars):
+    """Safety-Gymnasium 1.0.0's pillars (``assets/geoms/pillars.py``): cylinders of ``radius`` and
+    ``height`` whose contacts have condim 6 and MuJoCo's default friction, as every geom of its
+    scene has (not :data:`FRICTIONLESS`). They collide through the same capsule proxy as
+    :class:`CylinderPillars` (MJX has no box–cylinder contact; the Point's front box and the push
+    box are boxes). Safety-Gymnasium's pillars stop everything, props included (its push box), so
+    their colliders are in the ``WALL`` collision category, which touches agents and props."""
+
+    name = "SafetyGymPillars"
+
+    def build(self, spec: mujoco.MjSpec, label: str) -> None:
+        super().build(spec, label)
+        for i in range(self.count):
+            collide_as(spec.geom(f"{label}/{i}/collision"), Category.WALL)
+
+    def geom(self) -> dict:
+        return {"type": mujoco.mjtGeom.mjGEOM_CYLINDER, "size": [self.radius, self.height / 2, 0]}
+
+    def collision_proxy(self) -> dict:
+        return {"type": mujoco.mjtGeom.mjGEOM_CAPSULE, "size": [self.radius, self.height / 2, 0], "condim": 6}

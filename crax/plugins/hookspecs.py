@@ -59,5 +59,6 @@ def crax_register_suites() -> list[type]:
 
 @hookspec
 def crax_register_learners() -> list[type]:
-    """Learner classes (subclasses of :class:`crax.learners.ConstrainedPPO`)."""
+    """Learner classes (subclasses of :class:`crax.learners.Learner` through a family's base,
+    ``crax.learners.ConstrainedPPO`` or ``crax.learners.OffPolicyLearner``)."""
     ...

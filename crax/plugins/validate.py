@@ -22,13 +22,13 @@ from crax.suites.checks import GUIDE, overrides
 def _bases() -> dict[str, type]:
     from crax.bodies.base import Body
     from crax.costs.base import Constraint
-    from crax.learners.base import ConstrainedPPO
+    from crax.learners.learner import Learner
     from crax.objects.base import Placeable
     from crax.sensors.base import Sensor
     from crax.suites.base import Suite
 
     return {"bodies": Body, "sensors": Sensor, "hazards": Placeable, "constraints": Constraint, "suites": Suite,
-            "learners": ConstrainedPPO}
+            "learners": Learner}
 
 
 # Ids are {Body}{Suite}{Level}: a suite name must end in a letter, or its level digits would run into it.
@@ -152,12 +152,18 @@ def _suites(cls: type, base: type) -> list[str]:
 def _learners(cls: type, base: type) -> list[str]:
     import dataclasses
 
-    from crax.learners.base import PPOConfig
+    from crax.learners.families import family
 
+    try:
+        base = family(cls)
+    except ValueError as e:
+        return [str(e)]
+    want = base.Config
     config = getattr(cls, "Config", None)
-    if not (isinstance(config, type) and issubclass(config, PPOConfig) and dataclasses.is_dataclass(config)):
-        return [f"Config {config!r} is not a dataclass derived from crax.learners.PPOConfig — define "
-                "@dataclasses.dataclass(frozen=True) class MyConfig(PPOConfig) with the extra fields and set Config = MyConfig"]
+    if not (isinstance(config, type) and issubclass(config, want) and dataclasses.is_dataclass(config)):
+        return [f"Config {config!r} is not a dataclass derived from crax.learners.{want.__name__} — define "
+                f"@dataclasses.dataclass(frozen=True) class MyConfig({want.__name__}) with the extra fields and set "
+                "Config = MyConfig"]
     return []
 
 

@@ -6,21 +6,21 @@ import importlib
 from typing import Any
 
 from crax.core.env import Env
-from crax.learners.base import ConstrainedPPO
+from crax.learners.families import family
+from crax.learners.learner import Learner
 
 
-def learners() -> dict[str, type[ConstrainedPPO]]:
+def learners() -> dict[str, type[Learner]]:
     """Every registered learner (built-in and from installed plugins), by name."""
     from crax.plugins import registry
 
     return dict(registry().learners)
 
 
-def get_learner(learner: str | type[ConstrainedPPO]) -> type[ConstrainedPPO]:
+def get_learner(learner: str | type[Learner]) -> type[Learner]:
     """A learner class from its registered name (ValueError listing the valid names) or the class itself."""
     if isinstance(learner, type):
-        if not issubclass(learner, ConstrainedPPO):
-            raise ValueError(f"{learner.__qualname__} is not a ConstrainedPPO learner")
+        family(learner)  # ValueError naming the families
         return learner
     from crax.plugins import registry
 

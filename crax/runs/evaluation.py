@@ -11,7 +11,9 @@ import jax
 import numpy as np
 
 from crax.core.env import Env
-from crax.learners.trainer import EVAL_POLICIES, Trainer
+from crax.learners.config import EVAL_POLICIES
+from crax.learners.families import make_trainer
+from crax.learners.loop import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import get_learner, make_env
 from crax.runs.guards import check_seed
@@ -53,7 +55,7 @@ def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | 
         raise ValueError(f"policy must be one of {', '.join(EVAL_POLICIES)}, got {policy!r}")
     config = dataclasses.replace(config, eval_envs=int(episodes))
     env_obj = env if env is not None else make_env(record["env"], record["env_kwargs"])
-    trainer = Trainer(cls, config, env_obj)
+    trainer = make_trainer(cls, config, env_obj)
     restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state())
     return record, cls, config, trainer, restored, policy
 
@@ -73,7 +75,7 @@ def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: 
     return render.save_video(env, states, path, camera=camera, width=width, height=height)
 
 
-def _policy_fn(trainer: Trainer, model, seed: int, deterministic: bool) -> Callable:
+def _policy_fn(trainer: BaseTrainer, model, seed: int, deterministic: bool) -> Callable:
     """``act(obs, key=None) -> action`` of trained seed ``seed`` of a (seed-batched) model state: the
     env's action ``tanh(u)`` for ``u`` the Gaussian's mean, or a sample from it drawn with ``key``."""
     from flax import nnx
@@ -100,7 +102,7 @@ def load_policy(run_dir: str | Path, *, seed: int = 0, deterministic: bool = Tru
     in ``[-1, 1]``: the mean action when ``deterministic`` (``key`` unused), else a sampled one, which
     needs a ``key``. The observation normalizer is inside. The learner sees the run's env through its
     ``wrap_env`` (PPO-Saute appends the remaining budget to the observation):
-    ``Trainer(...).eval_env.env`` is that env, or ``runs.evaluate`` runs it for you.
+    the trainer's ``eval_env.env`` is that env, or ``runs.evaluate`` runs it for you.
 
     Args:
       run_dir: a run folder written by :func:`train`.

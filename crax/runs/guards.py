@@ -8,7 +8,7 @@ import threading
 import jax
 
 from crax.devices.distributed import Device
-from crax.learners.trainer import Trainer, default_devices
+from crax.learners.loop import BaseTrainer, default_devices
 
 
 class RunComplete(ValueError):
@@ -68,7 +68,7 @@ def _memory_available(device: Device) -> int | None:
     return stats.get("bytes_limit")
 
 
-def memory_estimate(trainer: Trainer) -> int:
+def memory_estimate(trainer: BaseTrainer) -> int:
     """A lower bound on the bytes one training call holds: the whole train state (learners, optimizers,
     env states of every env and seed) plus the rollout's observations, actions, log-probabilities,
     rewards, costs, values and flags of one iteration (float32)."""
@@ -78,7 +78,7 @@ def memory_estimate(trainer: Trainer) -> int:
     return int(state + 4 * per_step * c.steps_per_iteration * c.num_seeds)
 
 
-def check_memory(trainer: Trainer) -> None:
+def check_memory(trainer: BaseTrainer) -> None:
     """ValueError when :func:`memory_estimate` exceeds the memory of the devices the run uses, instead of
     an allocation that fails (or swaps until a time limit) after minutes of compiling."""
     devices = default_devices(trainer.config.num_devices)
@@ -91,8 +91,11 @@ def check_memory(trainer: Trainer) -> None:
     need = memory_estimate(trainer) * len(local) // len(devices)  # this process's share
     if need > have:
         c = trainer.config
+        buffer = getattr(c, "buffer_size", None)
+        held = f"a replay buffer of {buffer:,} transitions, " if buffer else ""
+        fix = ("lower --buffer-size, --num-envs or --num-seeds" if buffer else
+               "lower --num-envs (with --batch-size × --num-minibatches a multiple of it) or --num-seeds")
         raise ValueError(
             f"this run needs at least {need / 2**30:,.1f} GiB (the train state of {c.num_seeds} seed(s) × "
-            f"{c.num_envs:,} envs and one iteration's rollout of {c.steps_per_iteration:,} steps per seed), more "
-            f"than the {have / 2**30:,.1f} GiB available on {local[0].platform} ({len(local)} device(s)); "
-            f"lower --num-envs (with --batch-size × --num-minibatches a multiple of it) or --num-seeds")
+            f"{c.num_envs:,} envs, {held}and one iteration's rollout of {c.steps_per_iteration:,} steps per seed), "
+            f"more than the {have / 2**30:,.1f} GiB available on {local[0].platform} ({len(local)} device(s)); {fix}")

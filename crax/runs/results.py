@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from crax.core.env import Env
-from crax.learners.base import PPOConfig
-from crax.learners.trainer import EVAL_POLICIES, Trainer
+from crax.learners.config import EVAL_POLICIES
+from crax.learners.loop import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
 
@@ -40,12 +40,12 @@ class TrainResult:
     run_dir: Path
     learner: str
     env: str
-    config: PPOConfig
+    config: Any
     env_steps: int
     final: list[dict[str, Any]]
     evals: list[dict[str, Any]]
     history: list[dict[str, Any]]
-    trainer: Trainer
+    trainer: BaseTrainer
     state: Any
 
 
@@ -95,7 +95,7 @@ def last_episodes(run_dir: Path, seeds: int) -> list[dict[str, float]]:
     return last
 
 
-def write_results(cls, config: PPOConfig, envs: list[tuple[Env, str]], bounds: list[int], run_dir: Path,
+def write_results(cls, config: Any, envs: list[tuple[Env, str]], bounds: list[int], run_dir: Path,
                    last_episode: list[dict[str, float]], write: bool = True):
     """Writes ``results.json`` (unless ``write`` is False) from the run's ``metrics.jsonl``; returns
     ``(final, evals, history)``."""

@@ -10,7 +10,7 @@
 (``crax train``) is :mod:`crax.cli.train`.
 
 The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
-reports progress; everything per step runs inside :class:`crax.learners.Trainer`'s jitted call.
+reports progress; everything per step runs inside the learner family's trainer's jitted call (:mod:`crax.learners.loop`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import numpy as np
 
 from crax.core.env import Env
 from crax.devices import distributed
-from crax.learners.base import ConstrainedPPO, PPOConfig
-from crax.learners.trainer import Trainer
+from crax.learners.families import make_trainer
+from crax.learners.learner import Learner
+from crax.learners.loop import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import env_label, get_learner, make_env
 from crax.runs.guards import (
@@ -63,8 +64,8 @@ critic and the observation normalizer; the cost critic, multipliers and optimize
 
 
 def train(
-    learner: str | type[ConstrainedPPO] | None,
-    config: PPOConfig | None = None,
+    learner: str | type[Learner] | None,
+    config: Any = None,
     env: str | Env = "PointGoal1",
     *,
     run_dir: str | Path | None = None,
@@ -138,7 +139,7 @@ def train(
     check_seed(config.seed)
     # Everything that can refuse the config (budgets, device layout, memory) runs before a run folder
     # exists, so a refused run leaves no folder whose config.json later passes for a run's.
-    trainers = [Trainer(cls, config, e) for e, _ in envs]
+    trainers = [make_trainer(cls, config, e) for e, _ in envs]
     for trainer in trainers:
         check_memory(trainer)
     if not resume:
@@ -170,7 +171,7 @@ def train(
             lock.release()
 
 
-def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: str | Env, run_dir: str | Path, *,
+def complete_run(learner: str | type[Learner], config: Any, env: str | Env, run_dir: str | Path, *,
                  progress: bool | None = None, init_from: str | Path | None = None,
                  env_kwargs: dict[str, Any] | None = None) -> TrainResult | None:
     """Brings ``run_dir`` to the end of ``config``'s budget, whatever state it was left in: trains a
@@ -188,13 +189,13 @@ def complete_run(learner: str | type[ConstrainedPPO], config: PPOConfig, env: st
     return train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from, env_kwargs=env_kwargs)
 
 
-def _initial_model(trainer: Trainer, state, init: dict[str, Any]):
+def _initial_model(trainer: BaseTrainer, state, init: dict[str, Any]):
     """``state`` with the learner parts ``init["parts"]`` copied from the final checkpoint of ``init["run_dir"]``."""
     record = ckpt.read_config(init["run_dir"])
     src_cls = get_learner(record["learner"])
     src_config = ckpt.config_from_dict(src_cls.Config, record["config"])
     src_env = make_env(record["env"], record["env_kwargs"])
-    source = Trainer(src_cls, src_config, src_env)
+    source = make_trainer(src_cls, src_config, src_env)
     if src_config.num_seeds != trainer.config.num_seeds:
         raise ValueError(f"{init['run_dir']!r} trained {src_config.num_seeds} seed(s); this run has "
                          f"{trainer.config.num_seeds}")
@@ -212,7 +213,7 @@ def _initial_model(trainer: Trainer, state, init: dict[str, Any]):
     return trainer.place(state.replace(model=model))
 
 
-def _stage_bounds(config: PPOConfig, num_stages: int) -> list[int]:
+def _stage_bounds(config: Any, num_stages: int) -> list[int]:
     """Cumulative iteration counts at the end of each stage (the budget split equally)."""
     per_stage = -(-config.num_iterations // num_stages)
     return [0, *(per_stage * (k + 1) for k in range(num_stages))]
@@ -223,7 +224,7 @@ def _stage_of(bounds: list[int], iteration: int) -> int:
     return max(k for k in range(len(bounds) - 1) if bounds[k] <= iteration)
 
 
-def _resume_point(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: list[Trainer], run_dir: Path,
+def _resume_point(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[BaseTrainer], run_dir: Path,
                   record: dict[str, Any]) -> dict[str, Any]:
     """The newest checkpoint of a run to continue (:func:`crax.runs.checkpoint.load_checkpoint`'s dict).
 
@@ -258,7 +259,7 @@ def _resume_point(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers:
                       f"in {run_dir / RESULTS_FILE}{written}. Pass a larger --total-steps to extend it.")
 
 
-def _train_loop(cls, config: PPOConfig, envs: list[tuple[Env, str]], trainers: list[Trainer], run_dir: Path,
+def _train_loop(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[BaseTrainer], run_dir: Path,
                 restored: dict[str, Any] | None, progress: bool | None, init: dict[str, Any] | None) -> TrainResult:
     """Trains from ``restored`` (a checkpoint to continue) or from scratch (``init``: a run to start from)."""
     env_id = envs[-1][1]

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from crax import runs
-from crax.learners.base import PPOConfig
 from crax.runs import checkpoint as ckpt
 from crax.studies.collect import MANIFEST_FILE
 from crax.studies.grid import Grid
@@ -39,7 +38,7 @@ def _complete(run_dir: Path) -> bool:
         return False
 
 
-def run_cell(run_dir: str, learner: str, env: str, config: PPOConfig, progress: bool | None = False,
+def run_cell(run_dir: str, learner: str, env: str, config: Any, progress: bool | None = False,
              env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Brings one cell's run folder to completion: skip, resume, restart or train (``env_kwargs``
     go to ``crax.make``). Returns ``{"status": "done" | "failed", "action", "error"}``; a diverged

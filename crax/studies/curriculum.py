@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crax import runs
-from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.learner import Learner
 
 
 def stage_ids(env: str, levels: Sequence[int] = (1, 2, 3)) -> list[str]:
@@ -28,7 +28,7 @@ def stage_ids(env: str, levels: Sequence[int] = (1, 2, 3)) -> list[str]:
     return [f"{env}{level}" for level in levels]
 
 
-def curriculum(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal", *,
+def curriculum(learner: str | type[Learner], config: Any = None, env: str = "PointGoal", *,
                levels: Sequence[int] = (1, 2, 3), **train_kwargs: Any) -> runs.TrainResult:
     """Trains ``learner`` on ``env`` at each of ``levels`` in turn in one run (see the module docstring).
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crax import runs
-from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.learner import Learner
 from crax.runs.envs import check_components_target
 
 GRID_FIELDS = ("safety_bound", "num_seeds")
@@ -106,7 +106,7 @@ class Grid:
             refuse = [name for name in self.learners if not runs.get_learner(name).supports_budgets]
             if refuse:
                 raise ValueError(f"learner(s) {', '.join(refuse)} take no per-term budgets; learners that do: "
-                                 f"{', '.join(ConstrainedPPO.taking_budgets())}")
+                                 f"{', '.join(Learner.taking_budgets())}")
         for env in self.envs:
             check_env(env, self.env_kwargs)
         names = [c.name for c in self.cells()]
@@ -125,7 +125,7 @@ class Grid:
             cells += [Cell(learner, env, bound) for bound in bounds]
         return cells
 
-    def config(self, cell: Cell) -> PPOConfig:
+    def config(self, cell: Cell) -> Any:
         """The learner config a cell trains with: defaults, then the overrides, its bound (a bound-free
         cell records the grid's first) and num_seeds."""
         cls = runs.get_learner(cell.learner)

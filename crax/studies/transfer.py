@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from crax import runs
-from crax.learners.base import ConstrainedPPO, PPOConfig
+from crax.learners.learner import Learner
 from crax.runs import checkpoint as ckpt
 
 
-def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = None, env: str = "PointGoal3", *,
+def transfer(learner: str | type[Learner], config: Any = None, env: str = "PointGoal3", *,
              from_run: str | Path | None = None, run_dir: str | Path | None = None, runs_root: str | Path = "runs",
              progress: bool | None = None, env_kwargs: dict[str, Any] | None = None) -> runs.TrainResult:
     """Runs the transfer study (module docstring); returns the safe learner's run.
 
-    ``config.total_steps`` is the whole budget: PPO trains half of it (with the same shared PPO
-    fields), the safe learner the rest. With ``from_run`` the safe learner trains the second half only.
+    ``config.total_steps`` is the whole budget: PPO trains half of it (with every field its config
+    shares with PPO's), the safe learner the rest. With ``from_run`` the safe learner trains the second half only.
     ``env_kwargs`` (``crax.make``'s ``constraints``/``sensors``) apply to both phases.
     """
     cls = runs.get_learner(learner)
@@ -41,7 +41,8 @@ def transfer(learner: str | type[ConstrainedPPO], config: PPOConfig | None = Non
     run_dir.mkdir(parents=True, exist_ok=True)
     if from_run is None:
         ppo = runs.get_learner("ppo")
-        shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(PPOConfig)}
+        ppo_fields = {f.name for f in dataclasses.fields(ppo.Config)}
+        shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in ppo_fields}
         ppo_config = ppo.Config(**{**shared, "total_steps": first})
         runs.complete_run(ppo, ppo_config, env, run_dir / "ppo", progress=progress, env_kwargs=env_kwargs)
         from_run = run_dir / "ppo"

@@ -71,6 +71,9 @@ class Suite(nnx.Module):
     levels: ClassVar[tuple[int, ...]] = (1, 2, 3)
     default_body: ClassVar[str | None] = None
     params: ClassVar[Mapping[str, Param | Range | Choice]] = {}
+    episode_length: ClassVar[int] = 1000
+    """Steps before an episode is truncated, where :class:`TaskEnv` is not given another
+    (``crax.make``'s ``episode_length``); Safety-Gymnasium's Circle: 500."""
 
     body: Body
     level: int
@@ -239,6 +242,7 @@ class TaskEnv(Env):
     of the suite's ``constraints``/``sensors``. Their outputs are checked by tracing (no compile): a component
     that reads a task entry the suite lacks, or returns the wrong shape, is a ValueError here.
     Every :class:`Context` the env builds carries the step's action (``Context.action``).
+    Episodes are truncated after ``episode_length`` steps (None: the suite's :attr:`Suite.episode_length`).
 
     Non-finite numbers never reach a learner: NaN or infinite action entries are replaced by 0
     (``metrics["env/nonfinite_action"]`` is 1 on that step), and a step that leaves NaN or inf
@@ -247,8 +251,10 @@ class TaskEnv(Env):
     cost and metrics zeroed.
     """
 
-    def __init__(self, suite: Suite, *, episode_length: int = 1000, constraints: Sequence = (),
+    def __init__(self, suite: Suite, *, episode_length: int | None = None, constraints: Sequence = (),
                  sensors: Sequence = ()):
+        if episode_length is None:
+            episode_length = suite.episode_length
         if episode_length < 1:
             raise ValueError(f"episode_length must be >= 1, got {episode_length}")
         lapack.install()  # batched MJX steps with contacts deadlock XLA:CPU without it (crax.devices.lapack)

@@ -8,7 +8,6 @@ hide these helpers behind it.)
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,10 +20,11 @@ from crax.suites.base import Suite, TaskEnv
 from crax.tasks import compose, safety_gym
 
 ENV_PARAMETERS = {
-    "episode_length": Param(inspect.signature(TaskEnv.__init__).parameters["episode_length"].default, POSITIVE_COUNT,
-                            "steps before an episode is truncated"),
+    "episode_length": Param(Suite.episode_length, POSITIVE_COUNT,
+                            "steps before an episode is truncated (the task's own where it sets one)"),
 }
-"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts; defaults are TaskEnv's."""
+"""Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts; defaults are TaskEnv's
+(the episode length: the suite's :attr:`~crax.suites.base.Suite.episode_length`, :func:`parameters`)."""
 
 COMPONENT_DOCS = {
     "constraints": "constraint terms added to the task, by registered name, with their parameters",
@@ -135,7 +135,8 @@ def parameters(env_id: str) -> dict[str, Parameter]:
     values ``Range(0.0, lo_open=True)`` ("> 0").
     """
     _, suite, level = parse_id(env_id)
-    declared = {**suite.declared(), **ENV_PARAMETERS}
+    length = dataclasses.replace(ENV_PARAMETERS["episode_length"], default=suite.episode_length)
+    declared = {**suite.declared(), **ENV_PARAMETERS, "episode_length": length}
     out = {name: Parameter(name, p.at(level), p.valid, p.doc) for name, p in declared.items()}
     out.update({name: Parameter(name, None, None, COMPONENT_DOCS[name]) for name in compose.KINDS})
     return out

@@ -21,12 +21,14 @@ from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
-from crax.suites.safety_gym import SafetyButton, SafetyGoal, SafetyVelocity
+from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyGoal: (SafetyGymPoint,),
+    SafetyCircle: (SafetyGymPoint,),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
+    SafetyPush: (SafetyGymPoint,),
     SafetyButton: (SafetyGymPoint,),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions)."""

@@ -22,7 +22,11 @@ import numpy as np
 import crax
 from crax.core.env import State
 from crax.core.mjx import mjx
+from crax.objects.push_box import PushBox
 from crax.objects.vases import Vases
+
+TURNED = (Vases, PushBox)
+"""Objects whose recorded layout rows are (x, y, yaw): free bodies placed with a yaw."""
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
@@ -51,14 +55,16 @@ class Replica:
     def template(self) -> State:
         return self.env.state_shapes
 
-    def _arrange_fn(self, xy, yaw, qvel, ctrl, positions, vase_yaw):
+    def _arrange_fn(self, xy, yaw, qvel, ctrl, positions, yaws):
         env, suite, body = self.env, self.env.suite, self.env.body
         qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)
         data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
         for label, p in suite.objects.items():
-            data = p.write(data, positions[label], yaw=vase_yaw) if isinstance(p, Vases) else p.write(data, positions[label])
+            data = p.write(data, positions[label], yaw=yaws[label]) if label in yaws else p.write(data, positions[label])
         data = mjx.forward(env.mjx_model, data)
-        task = {**positions, "hazards": suite.hazard_positions(positions), "key": jax.random.key(0)}
+        # the task's other entries as a reset makes them (Goal's respawn key, Circle's circle)
+        _, drawn = suite.init_task(env.mjx_model, env._data0, jax.random.key(0))
+        task = {**drawn, **positions, "hazards": suite.hazard_positions(positions)}
         ctx = env._context(data, task, jnp.zeros(env.action_size))
         costs = suite.costs(ctx)
         metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
@@ -72,24 +78,31 @@ class Replica:
         agent, layout = case["agent"], case["layout"]
         objects = self.env.suite.objects
         positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2]) for label in objects}
-        vases = np.asarray(layout.get("vases") or np.zeros((0, 3)), np.float32).reshape(-1, 3)
+        yaws = {label: jnp.asarray(np.asarray(layout[label], np.float32).reshape(-1, 3)[:, 2])
+                for label, p in objects.items() if isinstance(p, TURNED)}
         state = self._arrange(jnp.asarray(agent["xy"], jnp.float32), jnp.asarray(agent["yaw"], jnp.float32),
                               jnp.asarray(agent["qvel"], jnp.float32), jnp.asarray(agent["ctrl"], jnp.float32),
-                              positions, jnp.asarray(vases[:, 2]))
+                              positions, yaws)
         assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
 
     def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:
         """Steps from the case's state through its actions (the jitted step, compiled once for
         every case): per-step observation, reward, cost, metrics and the agent's planar pose
-        (``xy``, ``yaw``) and joint velocities."""
+        (``xy``, ``yaw``), joint velocities and every body's position and orientation."""
         state, rows = self.arrange(case), []
         for a in np.asarray(case["actions"], np.float32):
             state = self.step(state, jnp.asarray(a))
             q = self.env.body.qpos(state.data)
             rows.append({"obs": state.obs, "reward": state.reward, "cost": state.cost, "xy": q[:2], "yaw": q[2],
-                         "qvel": self.env.body.qvel(state.data), "metrics": state.metrics})
+                         "qvel": self.env.body.qvel(state.data), "metrics": state.metrics,
+                         "xpos": state.data.xpos, "xquat": state.data.xquat})
         return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
+
+
+def cost_terms(state) -> dict[str, float]:
+    """A state's raw cost terms by name (``cost/hazards`` -> ``hazards``)."""
+    return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
 
 
 def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:

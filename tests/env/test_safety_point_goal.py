@@ -20,7 +20,7 @@ from crax.gymnasium.env import action_box, observation_box
 from crax.gymnasium.safety.make_args import resolve_id
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyGoal
-from tests.env.safety_gym_reference import Replica, case
+from tests.env.safety_gym_reference import Replica, case, cost_terms
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 5e-6)."""
@@ -74,17 +74,13 @@ def _lidar_slices(record) -> dict[str, slice]:
     return out
 
 
-def _terms(state) -> dict[str, float]:
-    return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
-
-
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
         ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
         np.testing.assert_allclose(got[:12], ref[:12], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[12:], ref[12:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], _terms(state)
+        raw, terms = c["cost_raw"], cost_terms(state)
         assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
         assert terms.get("hazards", 0.0) == pytest.approx(raw.get("cost_hazards", 0.0), abs=COST_ATOL), c["name"]
         for term in terms:  # each term's indicator, as Safety-Gymnasium's info reports it
@@ -161,7 +157,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     state = jax.tree.map(lambda x: x[0], states)
     for _ in range(20):  # at rest nothing costs: the vases settle below Safety-Gymnasium's 1e-4 m/s threshold
         state = replica.step(state, jnp.zeros(2))
-        assert float(state.cost) == 0.0 and not any(_terms(state).values())
+        assert float(state.cost) == 0.0 and not any(cost_terms(state).values())
 
 
 def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():

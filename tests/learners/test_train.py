@@ -17,10 +17,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from crax import runs
 from crax.cli import eval as eval_cli
 from crax.cli import train as train_cli
-from crax.learners import BUILTIN_LEARNERS, PPO, PPOLag, Trainer
+from crax.learners import PPO, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
-from tests.learners.conftest import TINY, TOY_ENV_ID, tiny
+from tests.learners.conftest import PPO_FAMILY, TINY, TOY_ENV_ID, tiny
 from tests.learners.toy_env import ToyEnv
 
 STEPS_PER_ITER = 64  # TINY: 8 envs × 8 steps
@@ -101,7 +101,7 @@ def test_vmapped_seeds_train_independently(tmp_path):
         assert scalars(result.run_dir, s, "loss/policy")
 
 
-@pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", PPO_FAMILY, ids=lambda c: c.name)
 def test_every_learner_runs_one_compiled_program(cls):
     # The learning test's config: its init and one-iteration programs are the ones compiled here
     # (the persistent compile cache serves them to it), so each learner compiles once per run.

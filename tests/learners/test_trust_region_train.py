@@ -45,7 +45,7 @@ def one_update(cls, env, **overrides):
 
     def rollout_and_learn(state):
         keys = jax.vmap(lambda k: jax.random.split(k, 3))(state.key)
-        _, tr = trainer._rollout(state.model, state.env, keys[:, 1])
+        _, tr = trainer._rollout(state.model, state.env, keys[:, 1], state.env_steps, trainer.config.steps_per_env)
         model, tr = jax.tree.map(lambda x: x[0], (state.model, tr))
         seen = []
         trainer._update = lambda m, b, k: seen.append(b) or update(m, b, k)

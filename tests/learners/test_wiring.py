@@ -18,11 +18,11 @@ import pytest
 from flax import nnx
 
 from crax import runs
-from crax.learners import BUILTIN_LEARNERS, FOCOPS, PPOLag, Trainer, gae
+from crax.learners import FOCOPS, PPOLag, Trainer, gae
 from crax.learners import trainer as trainer_module
 from crax.learners.networks import Normalizer, gaussian_log_prob
 from crax.learners.trainer import Transition
-from tests.learners.conftest import TOY_ENV_ID, tiny
+from tests.learners.conftest import PPO_FAMILY, TOY_ENV_ID, tiny
 from tests.learners.toy_env import ToyEnv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ OWN |= {
 }
 
 
-@pytest.mark.parametrize("cls", BUILTIN_LEARNERS, ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", PPO_FAMILY, ids=lambda c: c.name)
 def test_config_defaults_are_spec_section_5(cls):
     config = cls.Config()
     for name, want in {**SHARED, **OWN[cls.name]}.items():

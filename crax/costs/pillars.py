@@ -1,0 +1,53 @@
+"""Cost of touching Safety-Gymnasium's pillars (:class:`PillarContact`)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+
+from crax.core.context import Context
+from crax.core.mjx import jax_impl
+from crax.core.params import TaskParam
+from crax.core.scene import body_geom_ids
+from crax.costs.base import Constraint
+from crax.objects.base import Placeable
+
+
+class PillarContact(Constraint):
+    """``contact_cost`` per (agent geom, pillar) pair in contact (Safety-Gymnasium's ``cost_pillars``).
+
+    Safety-Gymnasium counts the contacts between an agent geom and a pillar; MuJoCo gives each
+    such pair one contact point (its convex collision), while MJX may give a pair two (a box
+    against the capsule a pillar collides as), so crax counts touching pairs: the Point's sphere
+    and front box touching one pillar cost 2, as there.
+    """
+
+    name = "PillarContact"
+
+    def __init__(self, pillars: Placeable, *, contact_cost: float = 1.0, term: str = "pillars"):
+        self.pillars = pillars
+        self.contact_cost = TaskParam(jnp.asarray(contact_cost, jnp.float32))
+        self.term = term
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        agent_geoms = body_geom_ids(m, "agent/")
+        pillar_geoms = [int(m.geom(name).id) for name in self.pillars.contact_geoms()]
+        agent = np.full(m.ngeom + 1, len(agent_geoms), np.int32)
+        agent[list(agent_geoms)] = np.arange(len(agent_geoms))
+        pillar = np.full(m.ngeom + 1, len(pillar_geoms), np.int32)
+        pillar[pillar_geoms] = np.arange(len(pillar_geoms))
+        self.agent_index, self.pillar_index = tuple(agent.tolist()), tuple(pillar.tolist())
+        self.shape = (len(agent_geoms), len(pillar_geoms))
+
+    def cost(self, ctx: Context) -> jax.Array:
+        contact = jax_impl(ctx.data).contact
+        if contact.dist.shape[0] == 0:
+            return jnp.zeros((), jnp.float32)
+        g = contact.geom
+        agent, pillar = jnp.asarray(self.agent_index), jnp.asarray(self.pillar_index)
+        a = jnp.minimum(agent[g[:, 0]], agent[g[:, 1]])
+        p = jnp.minimum(pillar[g[:, 0]], pillar[g[:, 1]])
+        pairs = jnp.zeros((self.shape[0] + 1, self.shape[1] + 1), bool).at[a, p].max(contact.dist < 0)
+        return self.contact_cost[...] * jnp.sum(pairs[:-1, :-1]).astype(jnp.float32)

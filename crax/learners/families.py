@@ -1,0 +1,34 @@
+"""The learner families and the trainer that runs each: the one place that maps a learner class to
+its training loop (the runs layer, studies and the CLI ask here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crax.core.env import Env
+from crax.devices import distributed
+from crax.learners.base import ConstrainedPPO
+from crax.learners.learner import Learner
+from crax.learners.loop import BaseTrainer
+from crax.learners.off_policy import OffPolicyLearner
+from crax.learners.off_policy_trainer import OffPolicyTrainer
+from crax.learners.trainer import Trainer
+
+FAMILIES: dict[type[Learner], type[BaseTrainer]] = {ConstrainedPPO: Trainer, OffPolicyLearner: OffPolicyTrainer}
+"""Each family's base learner class and its trainer: a learner is trained by its family's."""
+
+
+def family(learner_cls: type) -> type[Learner]:
+    """The family base class of a learner class (ValueError naming the families otherwise)."""
+    for base in FAMILIES:
+        if isinstance(learner_cls, type) and issubclass(learner_cls, base):
+            return base
+    names = ", ".join(f"crax.learners.{b.__name__}" for b in FAMILIES)
+    raise ValueError(f"{getattr(learner_cls, '__qualname__', learner_cls)!r} is not a learner of a crax family; a "
+                     f"learner subclasses one of {names}")
+
+
+def make_trainer(learner_cls: type[Learner], config: Any, env: Env,
+                 devices: list[distributed.Device] | None = None) -> BaseTrainer:
+    """The trainer of ``learner_cls``'s family for ``config`` on ``env``."""
+    return FAMILIES[family(learner_cls)](learner_cls, config, env, devices)

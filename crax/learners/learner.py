@@ -1,0 +1,129 @@
+"""`Learner`: what every learner family shares, whatever its update (PPO's epochs, a trust-region
+step, off-policy Q-learning).
+
+A learner is an ``nnx.Module`` holding its networks, its observation normalizer and its multiplier
+state (:class:`Multiplier` variables). This base holds the parts every family uses the same way:
+
+* the constraint: ``cost_terms`` and ``cost_shape`` (one summed cost, or one entry per budgeted
+  term), the per-step violation v = ĉ − d/T (:meth:`Learner.violation`) and the multiplier
+  variables' creation, reading and logging;
+* the multiplier hook :meth:`Learner.multiplier_update`, called once per training iteration with v,
+  and :meth:`Learner.init_multipliers` creating its state (the rules themselves, shared by every
+  family, are in :mod:`crax.learners.multipliers`);
+* environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`;
+* acting: :meth:`Learner.policy` gives the location and scale of the pre-squash Gaussian at raw
+  observations; the env receives ``tanh(loc + scale·ε)`` (sampled) or ``tanh(loc)`` (deterministic).
+  Evaluation, ``load_policy`` and videos act through it alone, for every family.
+
+Families: :class:`crax.learners.base.ConstrainedPPO` (PPO and trust-region learners) and
+:class:`crax.learners.off_policy.OffPolicyLearner` (SAC and TD3 learners). Which trainer runs a
+family is :func:`crax.learners.families.make_trainer`'s table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.core.env import Env
+from crax.learners.config import ConstraintConfig, RunConfig
+from crax.learners.networks import Normalizer
+
+
+class Multiplier(nnx.Variable):
+    """Constraint-controller state (λ, κ, ν, PID terms): logged and checkpointed, never trained."""
+
+
+class Learner(nnx.Module):
+    """The family-neutral part of a learner: constraint, multipliers, normalizer, env hooks, acting.
+
+    A family's base class calls :meth:`setup_constraint` in its ``__init__``, builds its networks,
+    and then calls :meth:`init_multipliers`. Subclasses set ``name`` and ``Config``.
+    """
+
+    name: ClassVar[str] = "learner"
+    Config: ClassVar[type[Any]] = RunConfig
+    supports_budgets: ClassVar[bool] = False
+    """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
+    reads_bound: ClassVar[bool] = True
+    """Whether training depends on ``safety_bound`` (False for learners that read neither it nor
+    ``budgets``): a sweep then trains the learner once per env, and the summary table judges that
+    one run against every bound of the env."""
+
+    config: Any
+    episode_length: int
+    cost_terms: tuple[str, ...]
+    cost_shape: tuple[int, ...]
+    normalizer: Normalizer
+
+    @staticmethod
+    def taking_budgets() -> list[str]:
+        """Names of the loaded learner classes (every family) whose hooks handle per-term budgets,
+        sorted (the valid choices an error about ``budgets`` names)."""
+        classes, names = [Learner], set()
+        while classes:
+            cls = classes.pop()
+            classes.extend(cls.__subclasses__())
+            if cls.supports_budgets:
+                names.add(cls.name)
+        return sorted(names)
+
+    def setup_constraint(self, config: ConstraintConfig, observation_size: int, episode_length: int) -> None:
+        """Stores the config and the episode length, the budgeted terms and the cost shape, and the
+        observation normalizer."""
+        self.config = config
+        self.episode_length = int(episode_length)
+        bounds = config.budget_bounds
+        self.cost_terms = tuple(bounds)
+        """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
+        self.cost_shape = (len(bounds),) if bounds else ()
+        """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
+        self.normalizer = Normalizer(observation_size)
+
+    # ---- hooks --------------------------------------------------------------------------------
+
+    @classmethod
+    def wrap_env(cls, env: Env, config: Any) -> Env:
+        """Environment hook: wraps the single (unbatched, episode-tracked) env. Default: unchanged."""
+        return env
+
+    def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
+        """Environment hook: the reward the learner optimizes (before reward scaling)."""
+        return reward
+
+    def init_multipliers(self) -> None:
+        """Creates the learner's :class:`Multiplier` variables (called by the family's ``__init__``)."""
+
+    def multiplier_update(self, violation: jax.Array) -> None:
+        """Multiplier hook: updates the :class:`Multiplier` variables from v = ĉ − d/T (shape
+        :attr:`cost_shape`, like the multipliers), once per iteration."""
+
+    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Location and scale of the pre-squash Gaussian at raw observations (the family defines it)."""
+        raise NotImplementedError(f"{type(self).__qualname__} defines no policy")
+
+    # ---- shared pieces ------------------------------------------------------------------------
+
+    def multipliers(self) -> dict[str, jax.Array]:
+        """Current multiplier values by attribute name (for logging)."""
+        return {k: v[...] for k, v in vars(self).items() if isinstance(v, Multiplier)}
+
+    def penalty(self, variable: Multiplier) -> jax.Array:
+        """A multiplier's value as a constant of the loss."""
+        return jax.lax.stop_gradient(variable[...])
+
+    def normalize(self, obs: jax.Array) -> jax.Array:
+        return self.normalizer(obs) if self.config.normalize_observations else obs
+
+    def violation(self, mean_step_cost: jax.Array) -> jax.Array:
+        """Per-step constraint violation v = ĉ − d/T (per budgeted term: shape :attr:`cost_shape`)."""
+        bounds = self.config.budget_bounds
+        bound = jnp.asarray(list(bounds.values()), jnp.float32) if bounds else self.config.safety_bound
+        return mean_step_cost - bound / self.episode_length
+
+    def multiplier_init(self, value: float) -> Multiplier:
+        """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""
+        return Multiplier(jnp.full(self.cost_shape, value, jnp.float32))

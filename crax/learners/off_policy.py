@@ -1,0 +1,291 @@
+"""`OffPolicyLearner`: the base of the off-policy family (SAC and TD3 learners, with the shared
+multiplier rules), and its config.
+
+A learner holds the actor, twin reward Q-networks and a cost Q-network (one output per budgeted
+term), their target copies, the observation normalizer and the multiplier state. Its trainer
+(:class:`crax.learners.off_policy_trainer.OffPolicyTrainer`) steps hundreds of envs per seed, writes
+their transitions into a replay buffer in device memory and takes ``updates_per_iteration``
+gradient steps on batches drawn from it, all inside one jitted call. Algorithms override hooks:
+
+* :meth:`OffPolicyLearner.target_action` (SAC: a sample of the policy and its log-probability;
+  TD3: the target actor's action with clipped smoothing noise) and :meth:`OffPolicyLearner.entropy_bonus`;
+* :meth:`OffPolicyLearner.actor_loss` (SAC: α log π − objective; TD3: − objective), where
+  :meth:`OffPolicyLearner.objective` mixes the reward and cost Q-values (the shared multiplier
+  rules' :meth:`~crax.learners.multipliers.LagrangianRule.lagrangian_mix`);
+* :meth:`OffPolicyLearner.actor_due` (TD3's delayed actor), :meth:`OffPolicyLearner.extra_update`
+  (SAC's temperature).
+
+The constraint signal is the PPO family's: v = ĉ − d/T with ĉ the mean per-step cost of the
+iteration's rollout, one multiplier step per iteration. The cost critic estimates the discounted
+cost; the actor trades it against the reward through the multiplier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+from crax.core.params import ranged
+from crax.learners.config import ConstraintConfig, RunConfig
+from crax.learners.learner import Learner
+from crax.learners.multipliers import LagrangianFields, PIDFields
+from crax.learners.networks import MLP
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyConfig(ConstraintConfig, RunConfig):
+    """The off-policy family's fields, after the run's and the constraint's.
+
+    One iteration: each of ``num_envs`` envs per seed steps ``unroll_length`` times (``num_envs ·
+    unroll_length`` transitions into the replay buffer), the multipliers step once, and
+    ``updates_per_iteration`` gradient steps each draw ``batch_size`` transitions from the buffer.
+    Updates start once the buffer holds ``learning_starts`` transitions; before that the envs act
+    with unit-Gaussian random pre-squash actions.
+    """
+
+    checkpoint_every: int = ranged(200, ge=1, integer=True)
+    """Write a checkpoint every this many iterations (and always at the end); the replay buffer is in it."""
+    iterations_per_call: int = ranged(10, ge=1, integer=True)
+    """Training iterations per compiled call (an off-policy iteration is short)."""
+    actor_learning_rate: float = ranged(3e-4, gt=0)
+    """Adam learning rate of the actor (and SAC's temperature)."""
+    critic_learning_rate: float = ranged(3e-4, gt=0)
+    """Adam learning rate of the reward and cost Q-networks."""
+    discounting: float = ranged(0.99, ge=0, le=1)
+    """Discount factor γ of reward and cost returns."""
+    tau: float = ranged(0.005, gt=0, le=1)
+    """Target networks move by target ← (1 − τ)·target + τ·online after each update."""
+    reward_scaling: float = ranged(1.0, gt=0)
+    """Multiplies rewards in the critics' targets (costs are never scaled)."""
+    max_grad_norm: float | None = ranged(None, gt=0, optional=True)
+    """Global gradient-norm clip of each network's update (> 0); None disables clipping."""
+    normalize_observations: bool = True
+    """Standardize observations with running mean/variance statistics."""
+    actor_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
+    """Hidden layer sizes of the actor (swish)."""
+    critic_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
+    """Hidden layer sizes of each Q-network (swish)."""
+    num_envs: int = ranged(256, ge=1, integer=True)
+    """Parallel environments per seed."""
+    unroll_length: int = ranged(4, ge=1, integer=True)
+    """Consecutive steps each env runs per iteration."""
+    batch_size: int = ranged(512, ge=1, integer=True)
+    """Transitions per gradient step."""
+    updates_per_iteration: int = ranged(8, ge=1, integer=True)
+    """Gradient steps per iteration (the update-to-data ratio is this × batch_size / (num_envs × unroll_length))."""
+    n_step: int = ranged(1, ge=1, integer=True)
+    """n of the n-step returns (within an iteration's rollout: the last steps of it use fewer)."""
+    buffer_size: int = ranged(1_000_000, ge=1, integer=True)
+    """Replay buffer capacity in transitions, per seed (device memory: see ``crax train``'s estimate)."""
+    learning_starts: int = ranged(10_000, ge=0, integer=True)
+    """Transitions per seed in the buffer before the first gradient step (random actions until then)."""
+    desync_episodes: bool = True
+    """Start each training env at a random step of its first episode (as the PPO family does)."""
+
+    def __post_init__(self) -> None:
+        """The shared checks (every field against its range, the budgets), then the buffer's."""
+        super().__post_init__()
+        per_iteration = self.num_envs * self.unroll_length
+        if self.buffer_size < self.batch_size:
+            raise ValueError(f"buffer_size ({self.buffer_size:,}) is smaller than one batch (batch_size "
+                             f"{self.batch_size:,}): raise --buffer-size or lower --batch-size")
+        if self.buffer_size < per_iteration:
+            raise ValueError(f"buffer_size ({self.buffer_size:,}) cannot hold one iteration's transitions "
+                             f"(num_envs × unroll_length = {per_iteration:,}): raise --buffer-size")
+        if self.n_step > self.unroll_length:
+            raise ValueError(f"n_step ({self.n_step}) must be at most unroll_length ({self.unroll_length}): the "
+                             "n-step returns are taken within an iteration's rollout")
+        if self.learning_starts > self.buffer_size:
+            raise ValueError(f"learning_starts ({self.learning_starts:,}) exceeds buffer_size "
+                             f"({self.buffer_size:,}): updates would never start")
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Environment steps per iteration and seed."""
+        return self.num_envs * self.unroll_length
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyLagrangianFields(LagrangianFields):
+    """The Lagrangian rule's fields with the off-policy family's step size."""
+
+    lambda_lr: float = ranged(0.05, gt=0)
+    """Step size η_λ of λ ← max(0, λ + η_λ v) per iteration. An off-policy iteration is short (1,024
+    steps at the defaults, against the PPO family's 262,144), so the step is smaller than ppo-lag's 3.0."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyPIDFields(PIDFields):
+    """The PID rule's fields with the off-policy family's gains (the PPO family's / 100: its
+    iterations are far shorter)."""
+
+    kp: float = ranged(0.1, ge=0)
+    """Proportional gain K_p."""
+    ki: float = ranged(1e-4, ge=0)
+    """Integral gain K_i."""
+    kd: float = ranged(1e-4, ge=0)
+    """Derivative gain K_d."""
+
+
+class Critics(nnx.Module):
+    """Twin reward Q-networks and one cost Q-network (one output per budgeted term), on the
+    normalized observation and the action."""
+
+    def __init__(self, observation_size: int, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
+                 rngs: nnx.Rngs):
+        din = observation_size + action_size
+        self.reward_q1 = MLP(din, hidden, 1, rngs=rngs)
+        self.reward_q2 = MLP(din, hidden, 1, rngs=rngs)
+        self.cost_q = MLP(din, hidden, cost_outputs, rngs=rngs)
+
+    def __call__(self, x: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``(q_r, q_c)``: the twins stacked ``(2, B)`` and the cost values ``(B, outputs)``."""
+        xa = jnp.concatenate([x, action], axis=-1)
+        return jnp.stack([self.reward_q1(xa)[..., 0], self.reward_q2(xa)[..., 0]]), self.cost_q(xa)
+
+
+def soft_update(target: nnx.Module, online: nnx.Module, tau: float | jax.Array) -> None:
+    """target ← (1 − τ)·target + τ·online, parameter by parameter, in place."""
+    new = jax.tree.map(lambda t, o: (1.0 - tau) * t + tau * o, nnx.state(target, nnx.Param), nnx.state(online, nnx.Param))
+    nnx.update(target, new)
+
+
+def value_and_grad(loss, module: nnx.Module, *args):
+    """``((loss, metrics), grads)`` of ``loss(module, *args)`` with respect to ``module``'s parameters
+    (everything else the loss reads is a constant)."""
+    graphdef, params, rest = nnx.split(module, nnx.Param, ...)
+    return jax.value_and_grad(lambda p: loss(nnx.merge(graphdef, p, rest), *args), has_aux=True)(params)
+
+
+def optimizer(learning_rate: float, max_grad_norm: float | None) -> optax.GradientTransformation:
+    """Adam at ``learning_rate``, after global-norm clipping by ``max_grad_norm`` if set."""
+    tx = optax.adam(learning_rate)
+    return tx if max_grad_norm is None else optax.chain(optax.clip_by_global_norm(max_grad_norm), tx)
+
+
+class OffPolicyLearner(Learner):
+    """Actor, twin reward critics, cost critic, their targets, normalizer and multipliers, plus hooks.
+
+    Subclasses (:class:`crax.learners.sac.SAC`, :class:`crax.learners.td3.TD3`) build the actor
+    (:meth:`build_actor`) and override the algorithm hooks; constrained learners add a multiplier
+    rule first among their bases (``class SACLag(LagrangianRule, SAC)``).
+    """
+
+    name: ClassVar[str] = "off-policy"
+    Config: ClassVar[type[OffPolicyConfig]] = OffPolicyConfig
+    config: OffPolicyConfig
+    optimized: ClassVar[tuple[str, ...]] = ("actor", "critics")
+    """The parts with an optimizer of their own (attribute names)."""
+    actor: nnx.Module
+    critics: Critics
+    target_critics: Critics
+
+    def __init__(self, config: OffPolicyConfig, observation_size: int, action_size: int, episode_length: int, *,
+                 rngs: nnx.Rngs):
+        self.setup_constraint(config, observation_size, episode_length)
+        self.action_size = action_size
+        self.build_actor(observation_size, action_size, rngs)
+        hidden = tuple(config.critic_hidden)
+        cost_outputs = max(1, len(self.cost_terms))
+        self.critics = Critics(observation_size, action_size, hidden, cost_outputs, rngs=rngs)
+        self.target_critics = nnx.clone(self.critics)
+        self.init_multipliers()
+
+    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
+        """Creates ``self.actor`` (and any target of it)."""
+        raise NotImplementedError
+
+    def optimizers(self) -> nnx.Dict:
+        """One Adam per part in :attr:`optimized` (actor and SAC's temperature at the actor's rate)."""
+        c = self.config
+        rate = {"critics": c.critic_learning_rate}
+        return nnx.Dict({part: nnx.Optimizer(getattr(self, part), optimizer(rate.get(part, c.actor_learning_rate),
+                                                                                c.max_grad_norm), wrt=nnx.Param)
+                         for part in self.optimized})
+
+    # ---- hooks --------------------------------------------------------------------------------
+
+    def objective(self, q_r: jax.Array, q_c: jax.Array) -> jax.Array:
+        """Penalty hook: what the actor maximizes from the reward Q ``(B,)`` and cost Q ``(B, outputs)``.
+        Default: q_r (the cost unconstrained)."""
+        return q_r
+
+    def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """The action of the critics' targets at normalized next observations, and its log-probability
+        (zeros where the algorithm has none)."""
+        raise NotImplementedError
+
+    def entropy_bonus(self, logp: jax.Array) -> jax.Array:
+        """What the reward target adds to min Q at the target action (SAC: −α log π). Default: 0."""
+        return jnp.zeros_like(logp)
+
+    def actor_loss(self, actor: nnx.Module, x: jax.Array, key: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """The loss of ``actor`` (this learner's actor, or the copy the gradient is taken of) on a batch of
+        normalized observations, and its metrics."""
+        raise NotImplementedError
+
+    def actor_due(self, step: jax.Array) -> jax.Array:
+        """Whether gradient step ``step`` (counted per iteration from 0) updates the actor and the
+        targets. Default: every step."""
+        return jnp.ones((), bool)
+
+    def extra_update(self, optimizers: nnx.Dict, x: jax.Array, key: jax.Array) -> dict[str, jax.Array]:
+        """Update hook after the actor's step (SAC's temperature); returns metrics. Default: none."""
+        return {}
+
+    # ---- the update ---------------------------------------------------------------------------
+
+    def targets(self, batch: dict[str, jax.Array], key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """The critics' regression targets ``y_r = s·r + d·(min Q'_r(s', a') + bonus)`` and
+        ``y_c = c + d·Q'_c(s', a')``, d the stored discount (γ^k, 0 after a termination)."""
+        x_next = self.normalize(batch["next_obs"])
+        a_next, logp = self.target_action(x_next, key)
+        q_r, q_c = self.target_critics(x_next, a_next)
+        v_r = jnp.min(q_r, axis=0) + self.entropy_bonus(logp)
+        disc = batch["discount"]
+        y_r = self.config.reward_scaling * batch["reward"] + disc * v_r
+        y_c = batch["cost"].reshape(q_c.shape) + disc[:, None] * q_c
+        return jax.lax.stop_gradient(y_r), jax.lax.stop_gradient(y_c)
+
+    def critic_loss(self, critics: Critics, x: jax.Array, action: jax.Array, y_r: jax.Array,
+                    y_c: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """Mean squared TD errors of both reward twins and of the cost critic's outputs."""
+        q_r, q_c = critics(x, action)
+        loss_r = jnp.mean(jnp.sum((q_r - y_r[None]) ** 2, axis=0))
+        loss_c = jnp.mean(jnp.sum((q_c - y_c) ** 2, axis=-1))
+        return loss_r + loss_c, {"loss/critic_reward": loss_r, "loss/critic_cost": loss_c,
+                                 "q/reward": q_r.mean(), "q/cost": q_c.mean()}
+
+    def update(self, optimizers: nnx.Dict, batch: dict[str, jax.Array], key: jax.Array,
+               step: jax.Array) -> dict[str, jax.Array]:
+        """One gradient step on a batch from the buffer, in place: the critics, then (when
+        :meth:`actor_due`) the actor, :meth:`extra_update` and the targets' soft update."""
+        k_target, k_actor, k_extra = jax.random.split(key, 3)
+        x = self.normalize(batch["obs"])
+        y_r, y_c = self.targets(batch, k_target)
+        (_, metrics), grads = value_and_grad(self.critic_loss, self.critics, x, batch["action"], y_r, y_c)
+        optimizers["critics"].update(self.critics, grads)
+
+        due = self.actor_due(step)
+        held = jax.tree.map(lambda x: x, nnx.state((self, optimizers)))  # values now, not the live variables
+        (_, actor_metrics), grads = value_and_grad(self.actor_loss, self.actor, x, k_actor)
+        optimizers["actor"].update(self.actor, grads)
+        actor_metrics.update(self.extra_update(optimizers, x, k_extra))
+        self.update_targets()
+        stepped = nnx.state((self, optimizers))
+        nnx.update((self, optimizers), jax.tree.map(lambda new, old: jnp.where(due, new, old), stepped, held))
+        return {**metrics, **actor_metrics}
+
+    def target_pairs(self) -> list[tuple[nnx.Module, nnx.Module]]:
+        """(target, online) pairs that :meth:`update_targets` moves: the critics' (TD3 adds its actor's)."""
+        return [(self.target_critics, self.critics)]
+
+    def update_targets(self) -> None:
+        """The target networks' soft update by τ."""
+        for target, online in self.target_pairs():
+            soft_update(target, online, self.config.tau)

@@ -1,0 +1,53 @@
+"""A replay buffer in device memory: a ring of transitions written and sampled inside the jitted iteration."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Self
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+@struct.dataclass
+class ReplayBuffer:
+    """``capacity`` transitions per field (leading axis), the next write slot and how many are filled.
+
+    Writes wrap around at capacity, overwriting the oldest transitions; sampling draws uniformly from
+    the filled slots only. A pytree, so it lives in the train state and its checkpoint.
+    """
+
+    data: dict[str, jax.Array]
+    position: jax.Array
+    size: jax.Array
+
+    if TYPE_CHECKING:
+        def replace(self, **updates: Any) -> Self: ...
+
+    @property
+    def capacity(self) -> int:
+        return next(iter(self.data.values())).shape[0]
+
+    @classmethod
+    def empty(cls, example: dict[str, jax.Array], capacity: int) -> ReplayBuffer:
+        """An empty buffer of ``capacity`` transitions shaped and typed like one ``example`` transition."""
+        data = {k: jnp.zeros((capacity, *jnp.shape(v)), jnp.asarray(v).dtype) for k, v in example.items()}
+        zero = jnp.zeros((), jnp.int32)
+        return cls(data=data, position=zero, size=zero)
+
+    def insert(self, batch: dict[str, jax.Array]) -> ReplayBuffer:
+        """The buffer with ``batch`` (leading axis: transitions, at most ``capacity``) written at the
+        next slots, wrapping around."""
+        n = next(iter(batch.values())).shape[0]
+        capacity = self.capacity
+        if n > capacity:
+            raise ValueError(f"cannot insert {n} transitions into a replay buffer of {capacity}")
+        index = (self.position + jnp.arange(n)) % capacity
+        data = {k: self.data[k].at[index].set(batch[k].astype(self.data[k].dtype)) for k in self.data}
+        return self.replace(data=data, position=(self.position + n) % capacity,
+                            size=jnp.minimum(self.size + n, capacity))
+
+    def sample(self, key: jax.Array, n: int) -> dict[str, jax.Array]:
+        """``n`` transitions drawn uniformly, with replacement, from the filled slots."""
+        index = jax.random.randint(key, (n,), 0, jnp.maximum(self.size, 1))
+        return {k: v[index] for k, v in self.data.items()}

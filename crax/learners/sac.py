@@ -1,0 +1,104 @@
+"""SAC: the soft actor-critic of the off-policy family, with its temperature tuned to a target entropy."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.core.params import ranged
+from crax.learners.networks import TanhGaussianActor, gaussian_log_prob
+from crax.learners.off_policy import OffPolicyConfig, OffPolicyLearner, value_and_grad
+
+
+@dataclasses.dataclass(frozen=True)
+class SACFields:
+    """SAC's own fields."""
+
+    init_alpha: float = ranged(1.0, gt=0)
+    """Initial temperature α of the entropy term."""
+    target_entropy: float | None = ranged(None, optional=True)
+    """Entropy the temperature is tuned towards; None: −(action size), Haarnoja et al.'s choice."""
+
+
+class Temperature(nnx.Module):
+    """log α, trained to keep the policy's entropy at the target."""
+
+    def __init__(self, init_alpha: float):
+        self.log_alpha = nnx.Param(jnp.log(jnp.asarray(init_alpha, jnp.float32)))
+
+    def __call__(self) -> jax.Array:
+        return jnp.exp(self.log_alpha[...])
+
+
+def squashed_sample(actor: Callable[[jax.Array], tuple[jax.Array, jax.Array]], x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A reparameterized action ``tanh(u)``, u ~ N(loc, scale), and its log-density with the tanh
+    correction ``− Σ log(1 − tanh(u)² + 1e-6)``."""
+    loc, scale = actor(x)
+    u = loc + scale * jax.random.normal(key, loc.shape)
+    action = jnp.tanh(u)
+    logp = gaussian_log_prob(u, loc, scale) - jnp.sum(jnp.log(1.0 - action**2 + 1e-6), axis=-1)
+    return action, logp
+
+
+@dataclasses.dataclass(frozen=True)
+class SACConfig(SACFields, OffPolicyConfig):
+    """SAC's hyperparameters: the off-policy family's fields and SAC's own (:class:`SACFields`)."""
+
+
+class SAC(OffPolicyLearner):
+    """Soft actor-critic (Haarnoja et al. 2018, automatic temperature): the actor minimizes
+    α log π(a|s) − objective(min Q_r, Q_c) at a ~ π(s); the reward target adds −α log π(a'|s');
+    α follows ∇ −log α · (log π + target entropy). Unconstrained; ``sac-lag`` and ``sac-pid`` add the
+    multiplier rules."""
+
+    name: ClassVar[str] = "sac"
+    Config: ClassVar[type[OffPolicyConfig]] = SACConfig
+    optimized: ClassVar[tuple[str, ...]] = ("actor", "critics", "temperature")
+    config: SACFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
+
+    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
+        c = self.config
+        assert isinstance(c, OffPolicyConfig)
+        self.actor = TanhGaussianActor(observation_size, action_size, tuple(c.actor_hidden), rngs=rngs)
+        self.temperature = Temperature(self.config.init_alpha)
+
+    @property
+    def entropy_target(self) -> float:
+        target = self.config.target_entropy
+        return -float(self.action_size) if target is None else float(target)
+
+    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return self.actor(self.normalize(obs))
+
+    def alpha(self) -> jax.Array:
+        return jax.lax.stop_gradient(self.temperature())
+
+    def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return squashed_sample(self.actor, x, key)
+
+    def entropy_bonus(self, logp: jax.Array) -> jax.Array:
+        return -self.alpha() * logp
+
+    def actor_loss(self, actor, x, key):
+        action, logp = squashed_sample(actor, x, key)
+        q_r, q_c = self.critics(x, action)
+        objective = self.objective(jnp.min(q_r, axis=0), q_c if self.cost_terms else q_c[..., 0])
+        loss = jnp.mean(self.alpha() * logp - objective)
+        return loss, {"loss/actor": loss, "policy/entropy": -logp.mean()}
+
+    def extra_update(self, optimizers, x, key):
+        _, logp = squashed_sample(self.actor, x, key)
+        gap = jax.lax.stop_gradient(logp + self.entropy_target)
+
+        def loss(temperature, gap):
+            value = -jnp.mean(temperature.log_alpha[...] * gap)
+            return value, {"loss/alpha": value}
+
+        (_, metrics), grads = value_and_grad(loss, self.temperature, gap)
+        optimizers["temperature"].update(self.temperature, grads)
+        return {**metrics, "alpha": self.temperature()}

@@ -1,0 +1,30 @@
+"""SACPID: SAC whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared PID rule."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+
+from crax.learners.multipliers import PIDRule
+from crax.learners.off_policy import OffPolicyConfig, OffPolicyPIDFields
+from crax.learners.sac import SAC, SACFields
+
+
+@dataclasses.dataclass(frozen=True)
+class SACPIDConfig(OffPolicyPIDFields, SACFields, OffPolicyConfig):
+    """SACPID's hyperparameters: the off-policy family's, SAC's and the multiplier rule's."""
+
+
+class SACPID(PIDRule, SAC):
+    """SAC with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
+    λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) once per iteration (the rule ppo-pid uses)."""
+
+    name: ClassVar[str] = "sac-pid"
+    Config: ClassVar[type[OffPolicyConfig]] = SACPIDConfig
+    config: SACPIDConfig  # type: ignore[assignment]
+    supports_budgets: ClassVar[bool] = True
+
+    def objective(self, q_r: jax.Array, q_c: jax.Array) -> jax.Array:
+        return self.lagrangian_mix(q_r, q_c)

@@ -1,0 +1,30 @@
+"""TD3PID: TD3 whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared PID rule."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+
+from crax.learners.multipliers import PIDRule
+from crax.learners.off_policy import OffPolicyConfig, OffPolicyPIDFields
+from crax.learners.td3 import TD3, TD3Fields
+
+
+@dataclasses.dataclass(frozen=True)
+class TD3PIDConfig(OffPolicyPIDFields, TD3Fields, OffPolicyConfig):
+    """TD3PID's hyperparameters: the off-policy family's, TD3's and the multiplier rule's."""
+
+
+class TD3PID(PIDRule, TD3):
+    """TD3 with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
+    λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) once per iteration (the rule ppo-pid uses)."""
+
+    name: ClassVar[str] = "td3-pid"
+    Config: ClassVar[type[OffPolicyConfig]] = TD3PIDConfig
+    config: TD3PIDConfig  # type: ignore[assignment]
+    supports_budgets: ClassVar[bool] = True
+
+    def objective(self, q_r: jax.Array, q_c: jax.Array) -> jax.Array:
+        return self.lagrangian_mix(q_r, q_c)
