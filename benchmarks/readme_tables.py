@@ -177,7 +177,8 @@ def throughput_table(tag: str) -> str:
         lines.append(f"| {r['learner']} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
                      f"{r['train_steps_per_s']:,} | {r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
     lines.append(f"\n{base['env']}, {base['num_envs']} envs, {base['env_steps_per_iteration']:,} steps per iteration, "
-                 f"{base['devices']} {base['device']} device(s); {base.get('date', '')}.")
+                 + ("one device" if base.get("sharding") is None else f"sharded over {base['devices']} devices")
+                 + f" ({base['device']}); {base.get('date', '')}.")
     return "\n".join(lines)
 
 
