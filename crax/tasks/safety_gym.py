@@ -21,7 +21,7 @@ from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
-from crax.suites.safety_gym import SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
+from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyGoal: (SafetyGymPoint,),
@@ -29,6 +29,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
     SafetyPush: (SafetyGymPoint,),
+    SafetyButton: (SafetyGymPoint,),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions)."""
 
