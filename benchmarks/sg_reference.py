@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -84,9 +85,7 @@ class Scene:
             d.qpos[adr: adr + 7] = [x, y, 0.1 - 4e-5, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
             vadr = m.jnt_dofadr[m.joint(f"vase{i}").id]
             d.qvel[vadr: vadr + 6] = 0.0
-        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
-        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
-        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        start = self.write_agent(d, agent)
         mujoco.mj_forward(m, d)
         self.task.world_info.layout = None  # rebuilt from the bodies by update_layout
         self.task.world_info.layout = {"agent": d.body("agent").xpos[:2].copy(),
@@ -95,8 +94,17 @@ class Scene:
                                        **{f"vase{i}": d.body(f"vase{i}").xpos[:2].copy() for i in range(self.counts["vases"])}}
         self.task.random_generator.layout = self.task.world_info.layout
         self.task.last_dist_goal = self.task.dist_goal()
-        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full}
+        return {"agent": start, "layout": full}
+
+    def write_agent(self, d, agent: dict) -> dict:
+        """Writes the agent's state into ``d`` and returns it as recorded: the Point's x, y, yaw
+        (its slide and hinge joints), their velocities and its two controls."""
+        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
+        d.qpos[:3] = [*start["xy"], start["yaw"]]
+        d.qvel[:3] = start["qvel"]
+        d.ctrl[:] = start["ctrl"]
+        return start
 
     def agent_state(self) -> dict:
         d = self.task.data
@@ -123,6 +131,8 @@ class Scene:
                 row["obs"] = obs.tolist()
             respawned |= met
             steps.append(row)
+            if terminated:  # the Ant died (Safety-Gymnasium's episode ends)
+                break
         return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps,
                 "goal_respawn": respawned}
 
@@ -167,11 +177,7 @@ class CircleScene(Scene):
     def set(self, agent: dict, layout: dict) -> dict:
         self.builder.reset(seed=0)
         m, d = self.task.model, self.task.data
-        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
-        d.qpos[:3] = [*start["xy"], start["yaw"]]
-        d.qvel[:3] = start["qvel"]
-        d.ctrl[:] = start["ctrl"]
+        start = self.write_agent(d, agent)
         mujoco.mj_forward(m, d)
         return {"agent": start, "layout": {}}
 
@@ -331,6 +337,190 @@ def push_records(env_id: str) -> dict:
             "states": states, "rollouts": rollouts}
 
 
+ANT_POSE = [0.0, np.pi / 2, 0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, np.pi / 2]
+"""The Ant's hinge angles a reset draws about (``agents/ant.py``: hips 0, ankles ±π/2)."""
+
+
+def quat_mul(a, b) -> np.ndarray:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+
+
+def euler_quat(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> np.ndarray:
+    """The quaternion of turning by ``roll`` about x, then ``pitch`` about y, then ``yaw`` about z."""
+    qz = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    qy = [np.cos(pitch / 2), 0.0, np.sin(pitch / 2), 0.0]
+    qx = [np.cos(roll / 2), np.sin(roll / 2), 0.0, 0.0]
+    return quat_mul(qz, quat_mul(qy, qx))
+
+
+def ant_qpos(xy, z: float = 0.18, yaw: float = 0.0, pitch: float = 0.0, roll: float = 0.0, hinges=ANT_POSE) -> list:
+    """The Ant's qpos: root at (x, y, z) turned by (roll, pitch, yaw), then its 8 hinge angles."""
+    return [float(v) for v in [*xy, z, *euler_quat(yaw, pitch, roll), *hinges]]
+
+
+def turned(state: dict, xy, yaw: float) -> dict:
+    """An Ant state (qpos, qvel, ctrl) moved to ``xy`` and turned by ``yaw`` about the vertical
+    (a state resting on the flat floor stays at rest)."""
+    qpos, qvel = np.array(state["qpos"]), np.array(state["qvel"])
+    c, s = np.cos(yaw), np.sin(yaw)
+    qpos[:2] = xy
+    qpos[3:7] = quat_mul([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)], qpos[3:7])
+    qvel[:2] = [c * qvel[0] - s * qvel[1], s * qvel[0] + c * qvel[1]]  # the root's world velocity; its spin is local
+    return {**state, "qpos": qpos.tolist(), "qvel": qvel.tolist()}
+
+
+class AntAgent:
+    """Mixin for a scene of Safety-Gymnasium's navigation Ant: the agent's state is written and
+    recorded whole (qpos 15: root position, quaternion, 8 hinge angles; qvel 14; ctrl 8), and each
+    rollout step also records the root's height, qpos and qvel and whether the Ant is alive."""
+
+    task: Any
+
+    def write_agent(self, d, agent: dict) -> dict:
+        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * 14)],
+                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * 8)]}
+        d.qpos[:15], d.qvel[:14], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
+        return start
+
+    def agent_state(self) -> dict:
+        d = self.task.data
+        mat = d.body("agent").xmat.reshape(3, 3)
+        return {"xy": d.body("agent").xpos[:2].tolist(), "z": float(d.body("agent").xpos[2]),
+                "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])), "qpos": d.qpos[:15].tolist(),
+                "qvel": d.qvel[:14].tolist(), "alive": bool(self.task.agent.is_alive())}
+
+    def settled(self, steps: int = 10) -> dict:
+        """The Ant's state after ``steps`` control steps of zero action from its reset pose
+        (no noise) at the origin, facing +x: standing on its four feet."""
+        self.set({"qpos": ant_qpos([0.0, 0.0])}, {})  # type: ignore[attr-defined]
+        for _ in range(steps):
+            self.task.simulation_forward(np.zeros(8))
+        d = self.task.data
+        return {"qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "ctrl": [0.0] * 8}
+
+
+class AntScene(AntAgent, Scene):
+    """A Goal env on the Ant, set by hand."""
+
+
+class AntCircleScene(AntAgent, CircleScene):
+    """A Circle env on the Ant, set by hand."""
+
+
+def ant_gait(n: int) -> np.ndarray:
+    """A smooth, periodic action sequence for the Ant's 8 motors: sines of period 4·2π steps, a
+    motor π/4 behind the one before, 0.3 on the hips and 0.03 on the ankles. From standing it walks
+    about 0.9 m in 100 steps with its torso never below 0.1 m (death is at 0.08)."""
+    t = np.arange(n)[:, None]
+    phase = np.arange(8)[None] * np.pi / 4
+    return 0.3 * np.sin(t / 4.0 + phase) * np.where(np.arange(8) % 2, 0.1, 1.0)[None]
+
+
+def ant_states(s: AntAgent) -> dict[str, dict]:
+    """The Ant states the Goal and Circle records start from (names -> qpos, qvel, ctrl)."""
+    rng = np.random.default_rng(7)
+    lo = np.array([-0.7, 0.52, -0.7, -1.74, -0.7, -1.74, -0.7, 0.52])  # the hinges' ranges
+    hinges = rng.uniform(lo, lo + [1.4, 1.22] * 4)
+    stand = s.settled()
+    return {
+        "stand": stand,
+        "reset_pose": {"qpos": ant_qpos([0.0, 0.0]), "qvel": [0.0] * 14, "ctrl": [0.0] * 8},
+        "tilted_moving": {"qpos": ant_qpos([0.0, 0.0], z=0.3, yaw=2.0, pitch=-0.3, roll=0.4, hinges=hinges),
+                          "qvel": rng.uniform(-1.5, 1.5, 14).tolist(), "ctrl": rng.uniform(-1.0, 1.0, 8).tolist()},
+        "on_its_back": {"qpos": ant_qpos([0.0, 0.0], z=0.0625, roll=np.pi), "qvel": [0.0] * 14, "ctrl": [0.0] * 8},
+    }
+
+
+def ant_goal_records(env_id: str) -> dict:
+    """The Goal tasks on the Ant: states for every observation key (at rest standing, falling from
+    the reset pose, tilted and spinning in the air with controls, on its back), the hazard and
+    vase costs, rewards and the goal over short rollouts, death, and a dynamics rollout."""
+    s = AntScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    states.append(s.record_state("reset_pose_falling", turned(ant["reset_pose"], [0.1, -0.2], 0.7), {"goal": [[1.2, 0.4]]}))
+    states.append(s.record_state("standing", turned(stand, [-0.3, 0.5], -2.5), {"goal": [[-1.0, -1.1]]}))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"], {"goal": [[0.9, -0.7]]}))
+    states.append(s.record_state("on_its_back", ant["on_its_back"], {"goal": [[-0.4, 1.3]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        states.append(s.record_state("hazards_seen_tilted", ant["tilted_moving"], {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("two_hazards_inside", turned(stand, [0.0, 0.0], 2.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
+        states.append(s.record_state("vases_seen", turned(stand, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
+        # a vase pressed 3 mm into the front left foot's outer end, square to the leg
+        s.set(stand, {})
+        foot = s.task.data.geom("left_ankle_geom")
+        tip = foot.xpos + foot.xmat.reshape(3, 3)[:, 2] * s.task.model.geom("left_ankle_geom").size[1]
+        out = tip[:2] / np.linalg.norm(tip[:2])
+        touch = [[*(tip[:2] + out * (0.1 + 0.02 - 0.003)), float(np.arctan2(out[1], out[0]))]]
+        states.append(s.record_state("vase_touching_foot", stand, {"goal": [[1.0, -1.0]], "vases": touch}))
+        rollouts.append(s.record_rollout("vase_kicked", stand, {"goal": [[1.0, -1.0]], "vases": touch},
+                                         np.tile([[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], (3, 1))))
+    rollouts.append(s.record_rollout("reach_goal", stand, {"goal": [[0.25, 0.0]]}, np.zeros((2, 8))))
+    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"goal": [[1.0, 1.0]]}, np.zeros((1, 8))))
+    rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
+                                     ant_gait(100)))
+    return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
+def ant_circle_records(env_id: str) -> dict:
+    """Circle on the Ant: standing inside, on and beyond each sigwall, in and beyond the lidar's
+    range, tilted and moving; one-step rewards from flights through the air (along, against and
+    across the circle, on, inside and outside its radius); 5-step flights across the sigwalls;
+    a dynamics rollout. The same cases at every level."""
+    s = AntCircleScene(env_id)
+    ant = ant_states(s)
+    stand, diagonal = ant["stand"], 1.5 / np.sqrt(2)
+    states = [s.record_state(name, agent, {}) for name, agent in [
+        ("inside_standing", turned(stand, [0.3, -0.4], 0.5)),
+        ("tilted_moving", {**ant["tilted_moving"], "qpos": [-0.6, 0.7, *ant["tilted_moving"]["qpos"][2:]]}),
+        ("on_radius", turned(stand, [diagonal, diagonal], 3 * np.pi / 4)),
+        ("just_inside_x_plus", turned(stand, [1.12, 0.5], -1.0)),
+        ("beyond_x_plus", turned(stand, [1.13, 0.5], -1.0)),
+        ("beyond_x_minus", turned(stand, [-1.4, -0.2], 3.0)),
+        ("just_inside_y_minus", turned(stand, [0.0, -1.12], 0.2)),
+        ("beyond_y_plus", turned(stand, [0.4, 1.3], 1.2)),
+        ("beyond_corner", turned(stand, [1.5, -1.5], 0.9)),
+        ("far_in_lidar_range", turned(stand, [3.0, 2.5], -0.6)),
+        ("beyond_lidar_range", turned(stand, [4.5, -4.2], 1.7)),
+    ]]
+
+    def flight(xy, yaw, velocity, spin=(0.0, 0.0, 0.0)) -> dict:
+        """The Ant in its reset pose 0.3 m up, its root moving at ``velocity`` (world) and
+        spinning at ``spin`` (its own frame)."""
+        return {"qpos": ant_qpos(xy, z=0.3, yaw=yaw), "qvel": [*velocity, *spin, *[0.0] * 8]}
+
+    rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
+        ("reward_along_on_radius", flight([diagonal, diagonal], 3 * np.pi / 4, [-0.35, 0.35, 0.0]), np.zeros(8)),
+        ("reward_against_on_radius", flight([diagonal, -diagonal], 1.0, [-0.4, -0.4, 0.2], [0.0, 0.0, 1.5]),
+         0.5 * np.ones(8)),
+        ("reward_along_inside", flight([0.4, 0.3], 2.2, [-0.3, 0.4, 0.0], [0.3, -0.2, 0.0]), np.zeros(8)),
+        ("reward_outside", flight([2.0, -0.5], 1.4, [0.1, 0.6, -0.3]), -0.5 * np.ones(8)),
+        ("reward_radial", flight([0.6, 0.8], 0.93, [0.3, 0.4, 0.0]), np.zeros(8)),
+        ("reward_near_origin", flight([0.05, -0.02], -0.3, [0.2, 0.3, 0.0]), np.zeros(8)),
+        ("reward_standing_pushed", {**turned(stand, [-0.7, -0.9], 1.0), "qvel": [0.5, -0.2, *[0.0] * 12]},
+         np.zeros(8)),
+    ]]
+    rollouts += [s.record_rollout(name, agent, {}, np.zeros((5, 8))) for name, agent in [
+        ("cross_x_plus", flight([1.0, 0.2], 0.0, [0.8, 0.0, 0.0])),
+        ("cross_x_minus", flight([-1.0, -0.4], np.pi, [-0.8, 0.0, 0.0])),
+        ("cross_y_minus", flight([0.3, -1.0], -np.pi / 2, [0.0, -0.8, 0.0])),
+    ]]
+    # it walks from (0.6, −0.3) to about (0.4, 0.5), inside every sigwall and 0.5 m or more from the centre
+    rollouts.append(s.record_rollout("dynamics", turned(stand, [0.6, -0.3], np.pi), {}, ant_gait(100)))
+    return {**s.spaces(), "states": states, "rollouts": rollouts}
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -348,6 +538,11 @@ def main() -> None:
         env_id = f"SafetyPointPush{level}-v0"
         out["tasks"][env_id] = push_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
+                                (f"SafetyAntCircle{level}-v0", ant_circle_records)):
+            out["tasks"][env_id] = records(env_id)
+            print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, separators=(",", ":")))
     print(f"wrote {OUT} ({OUT.stat().st_size // 1024} KiB)", file=sys.stderr)
