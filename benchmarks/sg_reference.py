@@ -5,7 +5,7 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served Goal and Circle id it records the spaces, the flattened observation's keys and sizes, and:
+For each served Goal, Circle and Push id (Point and Ant) it records the spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
   yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
@@ -24,6 +24,13 @@ respawn, after which a rollout records no observation (see ``goal_respawn``).
 Push (:class:`PushScene`) also sets the pillars' ``pos`` and the push box's free joint (x, y, yaw,
 at rest on the floor) and records Safety-Gymnasium's 3-D agent–box and box–goal distances, at the
 start and after each step with the box's pose, from which its reward terms are differences.
+
+The Ant (:class:`AntAgent`, mixed into each scene) is set and recorded by its whole joint state:
+qpos (root position and quaternion, 8 hinge angles), qvel and the 8 controls; its states are built
+from its reset pose (in the air, falling), a standing pose (that pose after 1 s of zero action,
+moved and turned on the floor), a tilted, spinning pose in the air, and lying on its back (dead).
+Each rollout step also records its height, qpos, qvel and whether it is alive; a rollout stops
+where it dies, as Safety-Gymnasium's episode does.
 """
 
 from __future__ import annotations
@@ -386,11 +393,25 @@ class AntAgent:
         return start
 
     def agent_state(self) -> dict:
+        """The scene's own record (Push: the box and the distances) with the Ant's state in place
+        of the Point's."""
         d = self.task.data
         mat = d.body("agent").xmat.reshape(3, 3)
-        return {"xy": d.body("agent").xpos[:2].tolist(), "z": float(d.body("agent").xpos[2]),
-                "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])), "qpos": d.qpos[:15].tolist(),
-                "qvel": d.qvel[:14].tolist(), "alive": bool(self.task.agent.is_alive())}
+        return {**super().agent_state(), "xy": d.body("agent").xpos[:2].tolist(),  # type: ignore[misc]
+                "z": float(d.body("agent").xpos[2]), "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])),
+                "qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "alive": bool(self.task.agent.is_alive())}
+
+    def pressed_against(self, state: dict, geom: str, depth: float, *, reach: float = 0.02) -> tuple[list[float], float]:
+        """Where to put an object's centre, and its yaw, so that its side, ``depth`` from its centre
+        (a vase's or the box's half-size, a pillar's radius), presses 3 mm into the Ant's capsule
+        ``geom`` (a foot) at its outer end, the Ant in ``state``: on the line from the torso through
+        that end, ``depth + reach − 3 mm`` beyond it (``reach``: the capsule's radius), facing the Ant."""
+        self.set(state, {})  # type: ignore[attr-defined]
+        d, m = self.task.data, self.task.model
+        g = d.geom(geom)
+        tip = g.xpos + g.xmat.reshape(3, 3)[:, 2] * m.geom(geom).size[1]
+        out = (tip[:2] - d.body("agent").xpos[:2]) / np.linalg.norm(tip[:2] - d.body("agent").xpos[:2])
+        return [float(v) for v in tip[:2] + out * (depth + reach - 0.003)], float(np.arctan2(out[1], out[0]))
 
     def settled(self, steps: int = 10) -> dict:
         """The Ant's state after ``steps`` control steps of zero action from its reset pose
@@ -457,12 +478,8 @@ def ant_goal_records(env_id: str) -> dict:
                                      {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
         vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
         states.append(s.record_state("vases_seen", turned(stand, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
-        # a vase pressed 3 mm into the front left foot's outer end, square to the leg
-        s.set(stand, {})
-        foot = s.task.data.geom("left_ankle_geom")
-        tip = foot.xpos + foot.xmat.reshape(3, 3)[:, 2] * s.task.model.geom("left_ankle_geom").size[1]
-        out = tip[:2] / np.linalg.norm(tip[:2])
-        touch = [[*(tip[:2] + out * (0.1 + 0.02 - 0.003)), float(np.arctan2(out[1], out[0]))]]
+        xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.1)  # a vase 3 mm into the front left foot
+        touch = [[*xy, yaw]]
         states.append(s.record_state("vase_touching_foot", stand, {"goal": [[1.0, -1.0]], "vases": touch}))
         rollouts.append(s.record_rollout("vase_kicked", stand, {"goal": [[1.0, -1.0]], "vases": touch},
                                          np.tile([[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], (3, 1))))
@@ -521,6 +538,64 @@ def ant_circle_records(env_id: str) -> dict:
     return {**s.spaces(), "states": states, "rollouts": rollouts}
 
 
+class AntPushScene(AntAgent, PushScene):
+    """A Push env on the Ant, set by hand."""
+
+
+def ant_push_records(env_id: str) -> dict:
+    """Push on the Ant: states for every lidar (the box, goal, hazards, pillars; the Ant standing
+    and tilted), the box pressed against a foot, the hazard cost (the Ant's centre, not the box's),
+    pillars pressed against feet (level 2: their contact cost); one-step rewards of flights at and
+    past the box, the box reaching the goal, death, and a walk into the box (level 0)."""
+    s = AntPushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    states.append(s.record_state("box_and_goal", turned(stand, [0.1, -0.2], 0.7),
+                                 {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"],
+                                 {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}))
+    xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.2)
+    states.append(s.record_state("box_against_foot", stand, {"goal": [[-1.0, 1.0]], "push_box": [[*xy, yaw]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        states.append(s.record_state("hazards_and_pillars_seen_tilted", ant["tilted_moving"],
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.35, 0.3], 1.0),
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("box_in_hazard", turned(stand, [0.0, -0.45], 0.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}))
+        xy, _ = s.pressed_against(stand, "left_ankle_geom", 0.2)
+        states.append(s.record_state("pillar_against_foot", stand, {"goal": [[-1.0, 1.0]], "pillars": [xy]}))
+    if level >= 2:
+        one, _ = s.pressed_against(stand, "left_ankle_geom", 0.2)
+        two, _ = s.pressed_against(stand, "third_ankle_geom", 0.2)
+        states.append(s.record_state("two_pillars_against_feet", stand, {"goal": [[-1.0, 1.0]], "pillars": [one, two]}))
+
+    def flight(xy, yaw, velocity) -> dict:
+        return {"qpos": ant_qpos(xy, z=0.3, yaw=yaw), "qvel": [*velocity, *[0.0] * 11]}
+
+    rollouts.append(s.record_rollout("flight_at_box", flight([0.0, 0.0], 0.0, [0.6, 0.2, 0.0]),
+                                     {"goal": [[-1.2, 1.2]], "push_box": [[0.8, 0.4, 0.3]]}, np.zeros((1, 8))))
+    rollouts.append(s.record_rollout("flight_past_box", flight([0.1, -0.3], 1.0, [-0.5, 0.4, 0.1]),
+                                     {"goal": [[-1.2, 1.2]], "push_box": [[0.8, 0.4, 0.3]]}, np.zeros((1, 8))))
+    rollouts.append(s.record_rollout("box_reaches_goal", turned(stand, [-0.8, -0.8], 0.0),
+                                     {"goal": [[0.5, 0.0]], "push_box": [[0.25, 0.0, 0.0]]}, np.zeros((2, 8))))
+    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"],
+                                     {"goal": [[1.0, 1.0]], "push_box": [[-0.8, 0.6, 0.0]]}, np.zeros((1, 8))))
+    if level == 0:  # it walks into the box on its way (Goal's gait)
+        rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "push_box": [[0.1, -0.55, 0.3]]},
+                                         ant_gait(100)))
+    box = s.task.model.body("push_box")
+    return {**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+            "states": states, "rollouts": rollouts}
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -540,7 +615,8 @@ def main() -> None:
         print(env_id, "recorded", file=sys.stderr)
     for level in (0, 1, 2):
         for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
-                                (f"SafetyAntCircle{level}-v0", ant_circle_records)):
+                                (f"SafetyAntCircle{level}-v0", ant_circle_records),
+                                (f"SafetyAntPush{level}-v0", ant_push_records)):
             out["tasks"][env_id] = records(env_id)
             print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint,),
+    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
