@@ -11,7 +11,10 @@ its load average when the row was taken, the date and the ``sitting`` (when this
 started: rows of one sitting are comparable with each other); the bench table of docs/performance.md is generated from
 the latest row of each (env, N), and the navigation table compares envs within one sitting. Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
 bodies keep short timings; the best of ``--repeats`` calls is reported for the env and for the bare
-physics (``mjx.step`` × frame skip on the same model and batch), measured back to back.
+physics (``mjx.step`` × frame skip on the same model and batch), measured back to back, and for the
+C MuJoCo ceiling (``mujoco.rollout`` of the same model from the same states, one thread per core:
+``ceiling_steps_per_s`` in env steps/s, ``ceiling_ratio`` = crax / C MuJoCo, ``ceiling_threads``);
+``--no-ceiling`` skips it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import tyro
 
 import crax
 from crax.bench import bench
+from crax.bench_ceiling import unavailable
 
 RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
 
@@ -49,6 +53,8 @@ class Args:
     """Passed to envs whose body has no measured τ yet (irrelevant to throughput)."""
     out: Path = RESULTS
     """Results file to append to (e.g. ``benchmarks/results/bench_envs_gpu.jsonl`` for rows taken on a GPU)."""
+    ceiling: bool = True
+    """Measure the C MuJoCo ceiling beside each row (``--no-ceiling`` skips it)."""
 
 
 def ids_for_suite(suite: str) -> list[str]:
@@ -65,6 +71,10 @@ def main(args: Args) -> None:
     ids = list(args.envs) + (ids_for_suite(args.suite) if args.suite else [])
     if not ids:
         raise SystemExit("nothing to measure: give --envs or --suite")
+    ceiling = args.ceiling
+    if ceiling and (why := unavailable()):
+        print(f"no C MuJoCo ceiling: {why}; rows go without it", file=sys.stderr)
+        ceiling = False
     device = jax.devices()[0]
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +87,7 @@ def main(args: Args) -> None:
             env = crax.make(env_id, velocity_threshold=args.velocity_threshold)
         for n in args.num_envs:
             load = os.getloadavg()[0]
-            row = bench(env, n, steps=max(10, args.env_steps // n), repeats=args.repeats)
+            row = bench(env, n, steps=max(10, args.env_steps // n), repeats=args.repeats, ceiling=ceiling)
             record = {
                 "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": n,
                 "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
@@ -86,10 +96,15 @@ def main(args: Args) -> None:
                 "machine": platform.machine(), "load_1min": round(load, 2),
                 "date": datetime.date.today().isoformat(), "sitting": sitting,
             }
+            if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
+                record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
+                              ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)
             with open(args.out, "a") as f:
                 f.write(json.dumps(record) + "\n")
+            c_note = (f"  C MuJoCo {record['ceiling_steps_per_s']:>9,} /s  crax/C {record['ceiling_ratio']:.2f}x"
+                      if "ceiling_ratio" in record else "")
             print(f"{env_id:<24} N={n:<5} env {record['env_steps_per_s']:>9,} /s  physics "
-                  f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x  load {load:.1f}",
+                  f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x{c_note}  load {load:.1f}",
                   file=sys.stderr, flush=True)
 
 

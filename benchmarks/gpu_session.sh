@@ -7,7 +7,9 @@
 # machine's image (mujoco 4.0.0, mujoco-core 4.0.0, mujoco-studio, mujoco-mjx 3.17.0, glfw, pyopengl,
 # trimesh, tyro, docstring-parser, typeguard, gymnasium, farama-notifications, optax; NOT flax: the
 # image's flax matches its jax) downloaded for cp312 into an ignored .whl/, then
-#   run(command="bash benchmarks/gpu_session.sh", carry=[".whl"], timeout_s=600)
+#   run(command="PLAN=tables bash benchmarks/gpu_session.sh", carry=[".whl"], timeout_s=600)
+# PLAN=tables: the Point tables of docs/results.md (session 13); PLAN=trust-region: issue 20's sweep
+# (5 learners x PointGoal1, PointButton1 x 3 seeds at 2e6 steps; untried: may need more than one call).
 # Results come back under $OUT: bench_gpu.jsonl, throughput_gpu.jsonl, results.tgz (the changed
 # benchmarks/results files), runs.tgz (run folders without checkpoints), logs.tgz.
 set -u
@@ -29,19 +31,34 @@ BENCH="--envs PointGoal1 PointPush1 PointGoal3 SafetyPointGoal1-v0 AntVelocity1 
 el "phase B"
 ( python3 benchmarks/bench_envs.py $BENCH --repeats 1 > $L/warm_bench.log 2>&1
   python3 benchmarks/train_throughput.py --iterations 1 > $L/warm_tp.log 2>&1; el warm done >> $L/warm_bench.log ) &
-python3 benchmarks/learning.py --env PointCircle1 --learners ppo ppo-lag > $L/circle.log 2>&1 &
-python3 benchmarks/learning.py --env PointButton1 --learners ppo ppo-lag > $L/button.log 2>&1 &
-python3 benchmarks/budgets.py --env PointGoal2 --total-steps 1000000 > $L/budgets.log 2>&1 &
-( crax sweep --learners ppo-lag ppo-pid ppo --envs PointGoal1 --safety-bounds 15 25 35 --num-seeds 3 --total-steps 6e5 --num-envs 256 --batch-size 128 --num-minibatches 16 --out sweeps/bounds \
-  && crax table sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1 && crax plot sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1.png ) > $L/sweep.log 2>&1 &
-( F="--total-steps 6e5 --num-seeds 3 --num-envs 256 --batch-size 128 --num-minibatches 16"
-  crax curriculum ppo-lag --env PointGoal $F --run-dir runs/curriculum > $L/curriculum.log 2>&1 &
-  crax train ppo-lag --env PointGoal3 $F --run-dir runs/direct > $L/direct.log 2>&1 &
-  wait; python3 benchmarks/compare_runs.py --runs curriculum=runs/curriculum direct=runs/direct --out curriculum_PointGoal3 >> $L/direct.log 2>&1 ) &
+TR="--num-envs 256 --batch-size 128 --num-minibatches 16"
+case "${PLAN:-tables}" in
+tables)  # session 13's plan: the Point tables of docs/results.md
+  python3 benchmarks/learning.py --env PointCircle1 --learners ppo ppo-lag > $L/circle.log 2>&1 &
+  python3 benchmarks/learning.py --env PointButton1 --learners ppo ppo-lag > $L/button.log 2>&1 &
+  python3 benchmarks/budgets.py --env PointGoal2 --total-steps 1000000 > $L/budgets.log 2>&1 &
+  ( crax sweep --learners ppo-lag ppo-pid ppo --envs PointGoal1 --safety-bounds 15 25 35 --num-seeds 3 --total-steps 6e5 --num-envs 256 --batch-size 128 --num-minibatches 16 --out sweeps/bounds \
+    && crax table sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1 && crax plot sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1.png ) > $L/sweep.log 2>&1 &
+  ( F="--total-steps 6e5 --num-seeds 3 --num-envs 256 --batch-size 128 --num-minibatches 16"
+    crax curriculum ppo-lag --env PointGoal $F --run-dir runs/curriculum > $L/curriculum.log 2>&1 &
+    crax train ppo-lag --env PointGoal3 $F --run-dir runs/direct > $L/direct.log 2>&1 &
+    wait; python3 benchmarks/compare_runs.py --runs curriculum=runs/curriculum direct=runs/direct --out curriculum_PointGoal3 >> $L/direct.log 2>&1 ) &
+  ;;
+trust-region)  # issue 20's evidence: one sweep folder per learner (parallel processes), crax table over all
+  for l in ppo-lag trpo-lag cpo pcpo cup; do
+    crax sweep --learners $l --envs PointGoal1 PointButton1 --num-seeds 3 --total-steps 2e6 $TR --out sweeps/tr-$l > $L/tr-$l.log 2>&1 &
+  done
+  ;;
+*) echo "unknown PLAN=$PLAN (tables, trust-region)"; exit 2 ;;
+esac
 while [ $(( $(date +%s) - T0 )) -lt ${PHASE_B:-360} ] && [ -n "$(jobs -r)" ]; do sleep 5; done
 el "phase B ends; still running: $(jobs -r | wc -l)"; nvidia-smi --query-gpu=memory.used --format=csv >> $L/gpu.txt
 desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }
 D=$(desc $$); [ -n "$D" ] && { kill -TERM $D 2>/dev/null; sleep 8; kill -KILL $(desc $$) 2>/dev/null; }; wait
+if [ "${PLAN:-tables}" = trust-region ]; then  # the cells that finished; an interrupted sweep resumes with its command
+  crax table sweeps/tr-* --out benchmarks/results/sweep_trust_region > $L/tr-table.log 2>&1
+  crax plot sweeps/tr-* --out benchmarks/results/sweep_trust_region.png >> $L/tr-table.log 2>&1
+fi
 cp /tmp/bench_orig.jsonl benchmarks/results/bench_envs.jsonl; cp /tmp/tp_orig.jsonl benchmarks/results/throughput.jsonl
 el "phase A: bench alone"
 timeout $(( ${END:-560} - 70 - ( $(date +%s) - T0 ) )) python3 benchmarks/bench_envs.py $BENCH > $L/bench.log 2>&1

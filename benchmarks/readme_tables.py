@@ -18,8 +18,16 @@ are never typed by hand. Tables:
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 - ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
+- ``sg-speed``: ``sg_speed.jsonl`` (the latest sitting) written by ``benchmarks/sg_speed.py``: Safety-Gymnasium's
+  steps/s against crax's for the same ids.
+- ``throughput-<TAG>``: ``throughput.jsonl`` rows written by ``benchmarks/train_throughput.py --tag TAG``: each
+  learner's iteration time against the first row's.
 - ``gpu-relative-<BASE>-<N>``: the same from ``bench_envs_gpu.jsonl``, rows that ``benchmarks/bench_envs.py
   --out benchmarks/results/bench_envs_gpu.jsonl`` took on a GPU.
+- ``ceiling-<N>``: from ``bench_envs.jsonl``, the latest sitting with C MuJoCo ceiling rows at N envs:
+  each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
+  Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
+  ``bench_envs_gpu.jsonl``.
 """
 
 from __future__ import annotations
@@ -130,6 +138,69 @@ def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
     return "\n".join(lines)
 
 
+CEILING_COMMAND = ("python benchmarks/bench_envs.py --envs PointGoal1 AntGoal1 HalfCheetahVelocity1 "
+                   "HopperVelocity1 HumanoidGoal1 ReacherReach1 SpiderGoal1 Walker2dVelocity1 --num-envs {n} --repeats 3")
+
+
+def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
+    path = RESULTS / source
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = [r for r in rows if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
+    if not rows:
+        return (f"No sitting in `{source}` has measured the C MuJoCo ceiling at N={n} yet; "
+                f"`{CEILING_COMMAND.format(n=n)}` on a quiet machine fills this table.")
+    sitting = max(r["sitting"] for r in rows)
+    same = {r["env"]: r for r in rows if r["sitting"] == sitting}  # the latest row of an env wins
+    loads = [r["load_1min"] for r in same.values()]
+    threads = sorted({r["ceiling_threads"] for r in same.values()})
+    lines = [f"| body | env (N={n}) | crax env steps/s | C MuJoCo env steps/s | crax / C MuJoCo |", "|---|---|---|---|---|"]
+    for env, r in sorted(same.items(), key=lambda kv: (kv[1]["body"], kv[0])):
+        stopped = f" ({r['ceiling_stopped']} C rollouts stopped early)" if r.get("ceiling_stopped") else ""
+        lines.append(f"| {r['body']} | {env} | {r['env_steps_per_s']:,} | {r['ceiling_steps_per_s']:,}{stopped} | "
+                     f"{r['ceiling_ratio']:.2f}× |")
+    any_row = next(iter(same.values()))
+    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, crax on {any_row['devices']}, C MuJoCo on "
+                 f"{'/'.join(map(str, threads))} CPU threads), load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
+def throughput_table(tag: str) -> str:
+    rows = [json.loads(line) for line in (RESULTS / "throughput.jsonl").read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("tag") == tag]
+    if not rows:
+        raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
+    latest = {r["learner"]: r for r in rows}  # the last row of each learner
+    base = next(iter(latest.values()))
+    lines = [f"| learner | iteration (s) | relative to {base['learner']} | env steps/s | rollout (s) | update (s) | load (1 min) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in latest.values():
+        lines.append(f"| {r['learner']} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
+                     f"{r['train_steps_per_s']:,} | {r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
+    lines.append(f"\n{base['env']}, {base['num_envs']} envs, {base['env_steps_per_iteration']:,} steps per iteration, "
+                 + ("one device" if base.get("sharding") is None else f"sharded over {base['devices']} devices")
+                 + f" ({base['device']}); {base.get('date', '')}.")
+    return "\n".join(lines)
+
+
+def sg_speed_table() -> str:
+    rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
+    last = rows[-1]["sitting"]
+    rows = [r for r in rows if r["sitting"] == last]
+    sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
+    lines = ["| id | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
+             + " | crax N=" + str(sizes[-1]) + " / Safety-Gymnasium |", "|---|---|" + "---|" * (len(sizes) + 1)]
+    for r in rows:
+        rates = r["crax_steps_per_s"]
+        cells = " | ".join(f"{rates[str(n)]:,}" if str(n) in rates else "–" for n in sizes)
+        top = rates.get(str(sizes[-1]))
+        ratio = f"{top / r['sg_steps_per_s']:.0f}×" if top else "–"
+        lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {ratio} |")
+    loads = [x for r in rows for x in r["load_1min"]]
+    lines.append(f"\nOne sitting ({last[:16].replace('T', ' ')} UTC, {rows[0]['cpu_count']} cores, crax on one CPU device), "
+                 f"load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
 def sg_transfer_table() -> str:
     data = json.loads((RESULTS / "sg_policy_transfer.json").read_text())
     lines = ["| engine | episode return | episode cost |", "|---|---|---|"]
@@ -146,10 +217,18 @@ def render(name: str) -> str:
         return tau_table()
     if name == "gym-vector":
         return gym_vector_table()
+    if name.startswith("throughput-"):
+        return throughput_table(name.removeprefix("throughput-"))
+    if name == "sg-speed":
+        return sg_speed_table()
     if name == "sg-transfer":
         return sg_transfer_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
+    if name.startswith("gpu-ceiling-"):
+        return ceiling_table(int(name.removeprefix("gpu-ceiling-")), "bench_envs_gpu.jsonl")
+    if name.startswith("ceiling-"):
+        return ceiling_table(int(name.removeprefix("ceiling-")))
     if name.startswith("gpu-relative-"):
         base, _, n = name.removeprefix("gpu-relative-").rpartition("-")
         return relative_table(base, int(n), "bench_envs_gpu.jsonl")
@@ -158,8 +237,8 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-transfer, learning-<ENV>, md-<STEM>, "
-                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>")
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
+                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)

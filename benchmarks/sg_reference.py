@@ -5,7 +5,8 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served Goal, Circle and Push id (Point and Ant) it records the spaces, the flattened observation's keys and sizes, and:
+For each served Goal, Circle, Push and Button id (the Point's; Goal, Circle and Push on the Ant too) it records the
+spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
   yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
@@ -25,12 +26,16 @@ Push (:class:`PushScene`) also sets the pillars' ``pos`` and the push box's free
 at rest on the floor) and records Safety-Gymnasium's 3-D agent–box and box–goal distances, at the
 start and after each step with the box's pose, from which its reward terms are differences.
 
+Button (:class:`ButtonScene`) sets the buttons, the goal button, the button timer and the
+gremlins (each a free box welded to a mocap body), records the goal button, timer, time and the
+gremlins' poses after each step, and rounds its numbers to 9 significant digits (:func:`rounded`).
+
 The Ant (:class:`AntAgent`, mixed into each scene) is set and recorded by its whole joint state:
 qpos (root position and quaternion, 8 hinge angles), qvel and the 8 controls; its states are built
 from its reset pose (in the air, falling), a standing pose (that pose after 1 s of zero action,
 moved and turned on the floor), a tilted, spinning pose in the air, and lying on its back (dead).
 Each rollout step also records its height, qpos, qvel and whether it is alive; a rollout stops
-where it dies, as Safety-Gymnasium's episode does.
+where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's.
 """
 
 from __future__ import annotations
@@ -344,6 +349,146 @@ def push_records(env_id: str) -> dict:
             "states": states, "rollouts": rollouts}
 
 
+def rounded(x):
+    """``x`` with every float to 9 significant digits (the Button records: a third of the size)."""
+    if isinstance(x, float):
+        return float(f"{x:.9g}")
+    if isinstance(x, dict):
+        return {k: rounded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [rounded(v) for v in x]
+    return x
+
+
+def yaw_quat(yaw: float) -> list[float]:
+    return [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+
+
+class ButtonScene(Scene):
+    """A Button env whose state is set by hand: buttons, the goal button, hazards, gremlins, timer.
+
+    Safety-Gymnasium builds each gremlin as a free box welded to a mocap body at the origin, the
+    weld's relative pose being the box's layout pose (``eq_data[3:10]``); a hand-set gremlin
+    writes its layout position and yaw there and into the box's free joint, as its own reset
+    would have compiled them. Gremlins and buttons a state does not use are parked far away."""
+
+    def __init__(self, env_id: str):
+        super().__init__(env_id)
+        self.counts = {"buttons": self.task.buttons.num, "hazards": getattr(getattr(self.task, "hazards", None), "num", 0),
+                       "gremlins": getattr(getattr(self.task, "gremlins", None), "num", 0)}
+
+    def set(self, agent: dict, layout: dict, goal_button: int = 0, timer: int = 0) -> dict:
+        self.builder.reset(seed=0)
+        m, d, n = self.task.model, self.task.data, self.counts
+        full = {"buttons": (layout.get("buttons", []) + far(n["buttons"], 0))[: n["buttons"]],
+                "hazards": (layout.get("hazards", []) + far(n["hazards"], 1))[: n["hazards"]],
+                "gremlins": (layout.get("gremlins", []) + [[*p, 0.0] for p in far(n["gremlins"], 2)])[: n["gremlins"]]}
+        for i, xy in enumerate(full["buttons"]):
+            m.body(f"button{i}").pos[:2] = xy
+        self.task.buttons.goal_button = goal_button
+        m.body("goal").pos[:2] = full["buttons"][goal_button]
+        for i, xy in enumerate(full["hazards"]):
+            m.body(f"hazard{i}").pos[:2] = xy
+        for i, (x, y, yaw) in enumerate(full["gremlins"]):
+            eq = m.equality(f"gremlin{i}mocap").id
+            m.eq_data[eq, 3:10] = [x, y, 0.1, *yaw_quat(yaw)]
+            m.geom(f"gremlin{i}mocap").pos[:] = [x, y, 0.1]
+            m.geom(f"gremlin{i}mocap").quat[:] = yaw_quat(yaw)
+            adr = m.jnt_qposadr[m.joint(f"gremlin{i}obj").id]
+            d.qpos[adr: adr + 7] = [x, y, 0.1, *yaw_quat(yaw)]
+            vadr = m.jnt_dofadr[m.joint(f"gremlin{i}obj").id]
+            d.qvel[vadr: vadr + 6] = 0.0
+            d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]] = 0.0
+        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
+        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
+        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        d.time = 0.0
+        self.task.buttons.timer = timer
+        mujoco.mj_forward(m, d)
+        self.task.world_info.layout = {"agent": d.body("agent").xpos[:2].copy(), "goal": d.body("goal").xpos[:2].copy(),
+                                       **{f"button{i}": d.body(f"button{i}").xpos[:2].copy() for i in range(n["buttons"])},
+                                       **{f"hazard{i}": d.body(f"hazard{i}").xpos[:2].copy() for i in range(n["hazards"])},
+                                       **{f"gremlin{i}": np.asarray(full["gremlins"][i][:2]) for i in range(n["gremlins"])}}
+        self.task.random_generator.layout = self.task.world_info.layout
+        self.task.last_dist_goal = self.task.dist_goal()
+        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full, "goal_button": goal_button,
+                "timer": timer}
+
+    def record_state(self, name: str, agent: dict, layout: dict, goal_button: int = 0, timer: int = 0) -> dict:
+        start = self.set(agent, layout, goal_button, timer)
+        raw = {k: float(v) for k, v in self.task.calculate_cost().items()}
+        indicator = {k: float(v) for k, v in self.builder._cost().items()}
+        return {"name": name, **start, "obs": self.task.obs().tolist(), "cost_raw": raw, "cost_info": indicator}
+
+    def record_rollout(self, name: str, agent: dict, layout: dict, actions: np.ndarray, goal_button: int = 0) -> dict:
+        """Each step also records the goal button and timer after it (a press draws the next goal
+        button at random), the simulation time and each gremlin's box position and mocap position."""
+        start = self.set(agent, layout, goal_button)
+        m, d = self.task.model, self.task.data
+        steps = []
+        for a in actions:
+            obs, reward, cost, terminated, truncated, info = self.builder.step(np.asarray(a, float))
+            gremlins = range(self.counts["gremlins"])
+            steps.append({"reward": float(reward), "cost": float(cost), "goal_met": bool(info.get("goal_met", False)),
+                          "cost_info": {k: float(v) for k, v in info.items() if k.startswith("cost")},
+                          "cost_raw": {k: float(v) for k, v in self.task.calculate_cost().items()},
+                          "goal_button": int(self.task.buttons.goal_button), "timer": int(self.task.buttons.timer),
+                          "time": float(d.time), "obs": obs.tolist(),
+                          "gremlins": [d.body(f"gremlin{i}obj").xpos.tolist() for i in gremlins],
+                          "gremlins_mocap": [d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]].tolist() for i in gremlins],
+                          **self.agent_state()})
+        return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps}
+
+
+def button_records(env_id: str) -> dict:
+    s = ButtonScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    states, rollouts = [], []
+    buttons = [[0.9, 0.3], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    states.append(s.record_state("buttons_seen", {"xy": [0.1, -0.2], "yaw": 0.7}, {"buttons": buttons}, goal_button=1))
+    states.append(s.record_state("buttons_moving", {"xy": [-0.3, 0.5], "yaw": -2.5, "qvel": [0.3, -0.2, 1.5],
+                                                    "ctrl": [0.5, -0.4]}, {"buttons": buttons}, goal_button=3))
+    edge = [[1.0 * np.cos(np.pi / 8), 1.0 * np.sin(np.pi / 8)], *buttons[1:]]
+    states.append(s.record_state("button_at_bin_edge", {"xy": [0.0, 0.0]}, {"buttons": edge}, goal_button=0))
+    states.append(s.record_state("timer_running", {"xy": [0.1, -0.2], "yaw": 0.7}, {"buttons": buttons}, goal_button=1,
+                                 timer=4))
+    touch = [[0.24, 0.0], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]  # the agent's front box presses button 0
+    states.append(s.record_state("touching_goal_button", {"xy": [0.0, 0.0]}, {"buttons": touch}, goal_button=0))
+    states.append(s.record_state("touching_wrong_button", {"xy": [0.0, 0.0]}, {"buttons": touch}, goal_button=2))
+    states.append(s.record_state("touching_wrong_button_timer", {"xy": [0.0, 0.0]}, {"buttons": touch}, goal_button=2,
+                                 timer=3))
+    two = [[0.24, 0.0], [-0.19, 0.0], [-0.7, -0.9], [1.1, -1.2]]  # the sphere touches button 1 as well
+    states.append(s.record_state("touching_two_wrong_buttons", {"xy": [0.0, 0.0]}, {"buttons": two}, goal_button=3))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        states.append(s.record_state("hazard_inside_edge", {"xy": [0.45, 0.3], "yaw": 1.0}, {"buttons": buttons, "hazards": hz}))
+        states.append(s.record_state("two_hazards_inside", {"xy": [0.0, 0.0], "yaw": 2.0},
+                                     {"buttons": buttons, "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        gr = [[0.8, -0.5, 0.3], [-0.9, -0.2, 1.2], [0.2, 1.1, 2.0], [-1.2, 1.3, 0.0]]
+        states.append(s.record_state("gremlins_seen", {"xy": [0.0, 0.0], "yaw": -0.4}, {"buttons": buttons, "gremlins": gr}))
+        states.append(s.record_state("touching_gremlin", {"xy": [0.0, 0.0], "yaw": np.pi / 2},
+                                     {"buttons": buttons, "gremlins": [[0.0, -0.195, 0.0]]}))
+        states.append(s.record_state("gremlin_at_front_box", {"xy": [0.0, 0.0], "yaw": 0.0},
+                                     {"buttons": buttons, "gremlins": [[0.24, 0.02, 0.4]]}))
+        circling = [[0.7, 0.2, 0.3], [-0.6, -0.7, 1.0], [0.1, 1.0, 2.5], [-1.1, 0.6, 4.0]]
+        rollouts.append(s.record_rollout("gremlins_circle", {"xy": [0.0, -0.2], "yaw": 0.0},
+                                         {"buttons": [[1.3, -1.3]], "gremlins": circling}, np.zeros((60, 2))))
+        rollouts.append(s.record_rollout("gremlin_sweeps_agent", {"xy": [0.45, 0.0], "yaw": 0.0},
+                                         {"buttons": [[1.3, -1.3]], "gremlins": [[0.0, 0.0, 0.0]]}, np.zeros((90, 2))))
+    press = [[0.45, 0.0], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    rollouts.append(s.record_rollout("press_goal_button", {"xy": [0.0, 0.0], "yaw": 0.0}, {"buttons": press},
+                                     np.tile([[1.0, 0.0]], (36, 1)), goal_button=0))
+    rollouts.append(s.record_rollout("press_wrong_button", {"xy": [0.0, 0.0], "yaw": 0.0}, {"buttons": press},
+                                     np.tile([[1.0, 0.0]], (26, 1)), goal_button=1))
+    t = np.arange(150)
+    actions = np.stack([0.8 * np.sin(t / 9.0), np.cos(t / 13.0)], axis=-1)
+    layout = {"buttons": [[-1.6, 1.4], [1.2, 1.5], [-1.5, -1.6], [1.8, -1.0]], "hazards": [[2.0, -1.5], [0.9, 1.2]],
+              "gremlins": [[-1.4, -0.4, 0.5], [1.7, 0.3, 1.0]]}
+    rollouts.append(s.record_rollout("dynamics", {"xy": [0.0, 0.0], "yaw": 0.0}, layout, actions, goal_button=0))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
 ANT_POSE = [0.0, np.pi / 2, 0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, np.pi / 2]
 """The Ant's hinge angles a reset draws about (``agents/ant.py``: hips 0, ankles ±π/2)."""
 
@@ -487,7 +632,7 @@ def ant_goal_records(env_id: str) -> dict:
     rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"goal": [[1.0, 1.0]]}, np.zeros((1, 8))))
     rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
                                      ant_gait(100)))
-    return {**s.spaces(), "states": states, "rollouts": rollouts}
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
 def ant_circle_records(env_id: str) -> dict:
@@ -535,7 +680,7 @@ def ant_circle_records(env_id: str) -> dict:
     ]]
     # it walks from (0.6, −0.3) to about (0.4, 0.5), inside every sigwall and 0.5 m or more from the centre
     rollouts.append(s.record_rollout("dynamics", turned(stand, [0.6, -0.3], np.pi), {}, ant_gait(100)))
-    return {**s.spaces(), "states": states, "rollouts": rollouts}
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
 class AntPushScene(AntAgent, PushScene):
@@ -592,8 +737,8 @@ def ant_push_records(env_id: str) -> dict:
         rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "push_box": [[0.1, -0.55, 0.3]]},
                                          ant_gait(100)))
     box = s.task.model.body("push_box")
-    return {**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
-            "states": states, "rollouts": rollouts}
+    return rounded({**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+                    "states": states, "rollouts": rollouts})
 
 
 def main() -> None:
@@ -614,6 +759,9 @@ def main() -> None:
         out["tasks"][env_id] = push_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
     for level in (0, 1, 2):
+        env_id = f"SafetyPointButton{level}-v0"
+        out["tasks"][env_id] = button_records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
         for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
                                 (f"SafetyAntCircle{level}-v0", ant_circle_records),
                                 (f"SafetyAntPush{level}-v0", ant_push_records)):

@@ -17,6 +17,7 @@ two host devices (crax does by default, ``CRAX_HOST_DEVICES``) and pass ``--num-
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import os
 import platform
@@ -53,6 +54,8 @@ class Args:
     """Timed iterations (after one warm-up call)."""
     num_devices: int = 0
     """Devices to shard over (0: the trainer's default, one device on a CPU)."""
+    tag: str = ""
+    """Groups rows measured together (e.g. one learner each, one sitting): docs tables ``throughput-<tag>``."""
 
 
 def _time(fn, *args, repeats: int) -> float:
@@ -91,7 +94,7 @@ def main(args: Args) -> dict:
     row = {
         "env": args.env, "learner": args.learner, "device": jax.devices()[0].device_kind, "cpu": platform.processor(),
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",
-        "load_1min": round(os.getloadavg()[0], 1),
+        "load_1min": round(os.getloadavg()[0], 1), "date": datetime.date.today().isoformat(),
         **dataclasses.asdict(args), "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1),
         "first_call_s": round(warm_s, 1), "iteration_s": round(iteration_s, 2),
         "train_steps_per_s": round(steps / iteration_s), "rollout_s": round(rollout_s, 2),

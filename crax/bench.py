@@ -9,6 +9,7 @@ from typing import Any
 
 import jax
 
+from crax import bench_ceiling
 from crax.core.env import wrap_for_training
 from crax.core.mjx import mjx
 from crax.devices.sharding import per_device, shard_batch
@@ -23,11 +24,24 @@ class BenchRow:
     compile_s: float
     env_steps_per_s: float
     physics_steps_per_s: float
+    ceiling_steps_per_s: float | None = None
+    """C MuJoCo's env steps/s (``mujoco.rollout`` of the same model and states); None: not measured."""
+    ceiling_threads: int | None = None
+    """Threads of that rollout (one per core)."""
+    ceiling_stopped: int = 0
+    """Envs whose C rollout stopped early on a MuJoCo warning (only the steps they took are counted)."""
 
     @property
     def ratio(self) -> float:
         """Cost of an env step relative to the bare physics (mjx.step × frame skip)."""
         return self.physics_steps_per_s / self.env_steps_per_s
+
+    @property
+    def ceiling_ratio(self) -> float | None:
+        """crax's env steps/s over C MuJoCo's (above 1: crax is faster); None without a ceiling."""
+        if self.ceiling_steps_per_s is None:
+            return None
+        return self.env_steps_per_s / self.ceiling_steps_per_s
 
 
 def _compile(fn, *args) -> tuple[Any, float]:
@@ -59,17 +73,23 @@ def check_counts(*, prefix: str = "", **counts: int | None) -> None:
             raise ValueError(f"{flag} must be >= 1, got {value!r}")
 
 
-def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3) -> BenchRow:
-    """Measures random-action env steps/s (auto-reset included) and bare physics steps/s.
+def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int = 3,
+          ceiling: bool = True) -> BenchRow:
+    """Measures random-action env steps/s (auto-reset included), bare physics steps/s and, with
+    ``ceiling``, the C MuJoCo ceiling (:class:`crax.bench_ceiling.Ceiling`: ``mujoco.rollout`` of the
+    env's model from the same reset states, one thread per core, in env steps/s).
 
-    The env and the physics calls alternate (``repeats`` of each, after one warm-up call each),
-    and the fastest of each is kept: a load that comes and goes on a shared machine then slows
-    both alike instead of skewing their ratio.
+    The env, the physics and the ceiling calls alternate (``repeats`` of each, after one warm-up
+    call each), and the fastest of each is kept: a load that comes and goes on a shared machine
+    then slows them alike instead of skewing their ratios.
 
     Raises:
       ValueError: ``num_envs``, ``steps`` or ``repeats`` below 1.
+      RuntimeError: ``ceiling`` with a MuJoCo that has no ``mujoco.rollout`` (the message says why).
     """
     check_counts(num_envs=num_envs, steps=steps, repeats=repeats)
+    if ceiling and (why := bench_ceiling.unavailable()):
+        raise RuntimeError(f"no C MuJoCo ceiling: {why}")
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
     model, skip = env.mjx_model, env.body.frame_skip
 
@@ -98,25 +118,50 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     phys_c, _ = _compile(physics_fn, state.data, key)
     _timed(env_c, state, key)  # warm-up
     _timed(phys_c, state.data, key)
+    c = bench_ceiling.Ceiling(env, state.data, steps) if ceiling else None
     env_s = phys_s = float("inf")
-    for i in range(repeats):
-        k = jax.random.fold_in(key, i)
-        env_s = min(env_s, _timed(env_c, state, k))
-        phys_s = min(phys_s, _timed(phys_c, state.data, k))
+    c_sps, stopped = 0.0, 0
+    try:
+        if c is not None:
+            c.run()  # warm-up
+        for i in range(repeats):
+            k = jax.random.fold_in(key, i)
+            env_s = min(env_s, _timed(env_c, state, k))
+            phys_s = min(phys_s, _timed(phys_c, state.data, k))
+            if c is not None:
+                sps, n_stopped = c.timed()
+                if sps > c_sps:
+                    c_sps, stopped = sps, n_stopped
+    finally:
+        if c is not None:
+            c.close()
     n = num_envs * steps
-    return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
+    if c is None:
+        return BenchRow(num_envs, compile_s, n / env_s, n / phys_s)
+    return BenchRow(num_envs, compile_s, n / env_s, n / phys_s, c_sps, c.threads, stopped)
 
 
 def format_table(env_id: str, rows: list[BenchRow]) -> str:
+    """The bench table: one line per N; the C MuJoCo columns read ``-`` where no ceiling was measured."""
     devices = jax.devices()
+    threads = sorted({r.ceiling_threads for r in rows if r.ceiling_threads})
+    c_note = f"; C MuJoCo: mujoco.rollout on {'/'.join(map(str, threads))} CPU thread(s)" if threads else ""
     lines = [
-        f"{env_id} on {len(devices)} {devices[0].platform} device(s), random actions, auto-reset included",
-        f"{'num_envs':>9} {'compile s':>10} {'env steps/s':>13} {'physics steps/s':>16} {'env/physics cost':>17}",
+        f"{env_id} on {len(devices)} {devices[0].platform} device(s), random actions, auto-reset included{c_note}",
+        f"{'num_envs':>9} {'compile s':>10} {'env steps/s':>13} {'physics steps/s':>16} {'env/physics cost':>17}"
+        f" {'C MuJoCo steps/s':>17} {'crax/C':>8}",
     ]
     for r in rows:
+        c_sps = "-" if r.ceiling_steps_per_s is None else f"{r.ceiling_steps_per_s:,.0f}"
+        c_ratio = "-" if r.ceiling_ratio is None else f"{r.ceiling_ratio:.2f}x"
         lines.append(
             f"{r.num_envs:>9} {r.compile_s:>10.1f} {r.env_steps_per_s:>13,.0f} {r.physics_steps_per_s:>16,.0f} {r.ratio:>16.2f}x"
+            f" {c_sps:>17} {c_ratio:>8}"
         )
+    for r in rows:
+        if r.ceiling_stopped:
+            lines.append(f"N={r.num_envs}: {r.ceiling_stopped} C rollout(s) stopped early on a MuJoCo warning "
+                         "(only the steps taken are counted)")
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ LAYERS = [
     ("crax.suites",),
     ("crax.plugins",),
     ("crax.tasks",),
-    ("crax.runs", "crax.gymnasium", "crax.render", "crax.bench"),
+    ("crax.runs", "crax.gymnasium", "crax.render", "crax.bench", "crax.bench_ceiling"),
     ("crax.studies",),
     ("crax.cli",),
 ]

@@ -1,4 +1,4 @@
-"""The ``crax`` command line: list, bench and clear errors.
+"""The ``crax`` command line: list, bench (with its C MuJoCo ceiling) and clear errors.
 
 Most tests call ``crax.cli.main`` in this process (argv in, stdout/stderr through capsys, the exit
 status through SystemExit); ``test_console_script_smoke`` runs the installed ``crax`` script itself.
@@ -83,14 +83,35 @@ def test_bad_env_is_a_clear_error(args, message, capsys):
 
 
 def test_bench_prints_table(capsys):
+    import os
+
     code, out, err = cli(capsys, "bench", "--env", "PointCircle1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
     assert code == 0, err
     lines = out.strip().splitlines()
-    assert "env/physics cost" in lines[1]
-    num_envs, compile_s, env_sps, phys_sps, ratio = lines[2].split()
+    assert lines[0].endswith(f"C MuJoCo: mujoco.rollout on {os.cpu_count()} CPU thread(s)")
+    assert "env/physics cost" in lines[1] and lines[1].split()[-4:] == ["C", "MuJoCo", "steps/s", "crax/C"]
+    num_envs, compile_s, env_sps, phys_sps, ratio, c_sps, c_ratio = lines[2].split()
     assert num_envs == "2"
-    assert float(env_sps.replace(",", "")) > 0 and float(phys_sps.replace(",", "")) > 0
+    env_sps, c_sps = float(env_sps.replace(",", "")), float(c_sps.replace(",", ""))
+    assert env_sps > 0 and float(phys_sps.replace(",", "")) > 0 and c_sps > 0
     assert ratio.endswith("x")
+    assert float(c_ratio.removesuffix("x")) == pytest.approx(env_sps / c_sps, rel=0.01, abs=0.006)
+    assert ", C MuJoCo " in err
+
+
+def test_bench_without_ceiling_leaves_its_columns_empty(capsys, monkeypatch):
+    from crax import bench_ceiling
+
+    code, out, err = cli(capsys, "bench", "--env", "PointCircle1", "--num-envs", "2", "--steps", "5", "--repeats", "1",
+                         "--no-ceiling")
+    assert code == 0, err
+    assert out.strip().splitlines()[2].split()[-2:] == ["-", "-"]
+    assert "C MuJoCo" not in out.splitlines()[0] and ", C MuJoCo" not in err
+    monkeypatch.setattr(bench_ceiling, "unavailable", lambda: "mujoco 9.9 has no mujoco.rollout")
+    code, out, err = cli(capsys, "bench", "--env", "PointCircle1", "--num-envs", "2", "--steps", "5", "--repeats", "1")
+    assert code == 0, err
+    assert "crax: no C MuJoCo ceiling: mujoco 9.9 has no mujoco.rollout; its columns read '-'" in err
+    assert out.strip().splitlines()[2].split()[-2:] == ["-", "-"]
 
 
 @pytest.mark.parametrize(

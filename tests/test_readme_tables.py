@@ -28,7 +28,7 @@ def test_the_tables_are_where_the_pages_show_them():
              for p in tables.pages()}
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
-    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector"} <= names["docs/performance.md"]
+    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
     every = set().union(*names.values())
     for stem in ("sweep_bounds_PointGoal1", "curriculum_PointGoal3", "budgets_PointGoal2"):
@@ -62,3 +62,33 @@ def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkey
     assert lines[2] == "| PointGoal1 | 80 | 1.00× | 1.00× | 1.20× |"
     assert lines[3] == "| PointPush1 | 50 | 1.60× | 1.60× | 1.20× |"  # the February sitting, N=1024 only
     assert len(lines) == 6 and lines[5].startswith("One sitting (2026-02-01 10:00 UTC, 2 cpu)")
+
+
+def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(env, body, sitting, ceiling=None, n=1024):
+        r = {"env": env, "body": body, "num_envs": n, "env_steps_per_s": 1000, "physics_steps_per_s": 1100, "ratio": 1.1,
+             "load_1min": 1.5, "devices": "2 cpu", "sitting": sitting}
+        if ceiling:
+            r.update(ceiling_steps_per_s=ceiling, ceiling_ratio=1000 / ceiling, ceiling_threads=2, ceiling_stopped=0)
+        return r
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    (tmp_path / "bench_envs.jsonl").write_text(json.dumps(row("PointGoal1", "Point", "2026-01-01T10:00:00")) + "\n")
+    none = tables.render("ceiling-1024")
+    assert none.startswith("No sitting in `bench_envs.jsonl` has measured the C MuJoCo ceiling at N=1024 yet")
+    assert "python benchmarks/bench_envs.py --envs PointGoal1" in none and "--num-envs 1024" in none
+    assert tables.render("gpu-ceiling-1024").startswith("No sitting in `bench_envs_gpu.jsonl`")  # no such file here
+    rows = [row("PointGoal1", "Point", "2026-01-01T10:00:00", ceiling=400),
+            row("AntGoal1", "Ant", "2026-02-01T10:00:00", ceiling=2000), row("PointGoal1", "Point", "2026-02-01T10:00:00", ceiling=500),
+            row("PointGoal1", "Point", "2026-02-01T10:00:00", ceiling=800, n=64),
+            row("PointGoal1", "Point", "2026-03-01T10:00:00")]  # a later sitting without the ceiling (--no-ceiling)
+    (tmp_path / "bench_envs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lines = tables.render("ceiling-1024").splitlines()
+    assert lines[0] == "| body | env (N=1024) | crax env steps/s | C MuJoCo env steps/s | crax / C MuJoCo |"
+    assert lines[2:4] == ["| Ant | AntGoal1 | 1,000 | 2,000 | 0.50× |", "| Point | PointGoal1 | 1,000 | 500 | 2.00× |"]
+    assert lines[5] == "One sitting (2026-02-01 10:00 UTC, crax on 2 cpu, C MuJoCo on 2 CPU threads), load 1.5–1.5."
+    bench = tables.render("bench-envs").splitlines()  # rows with and without the ceiling fields alike
+    assert any(line.startswith("| Point | PointGoal1 | 1,000 |") for line in bench)

@@ -18,7 +18,7 @@ USAGE = """crax: safe reinforcement learning on MuJoCo MJX.
 commands:
   crax list                       bodies, suites, levels, env ids and learners
   crax params PointGoal1          what crax.make accepts for an id: defaults, valid values, meaning
-  crax bench --env PointGoal1     env steps/s against bare physics steps/s
+  crax bench --env PointGoal1     env steps/s against bare physics steps/s and the C MuJoCo ceiling
   crax train <learner> --env ID   train a learner (crax train --help)
   crax train --resume RUN_DIR     continue an interrupted run; --total-steps N extends a finished one
   crax render ID --out OUT.mp4    video of one episode with random actions (crax render --help)
@@ -75,7 +75,8 @@ class ParamsCmd:
 
 @dataclasses.dataclass(frozen=True)
 class BenchCmd:
-    """Env steps/s (random actions, auto-reset included) against the bare physics of the same model."""
+    """Env steps/s (random actions, auto-reset included) against the bare physics of the same model
+    and against the C MuJoCo ceiling (mujoco.rollout of the same model and states, one thread per core)."""
 
     env: str = "PointGoal1"
     """Env id."""
@@ -85,21 +86,30 @@ class BenchCmd:
     """Steps per timed call (default: about 200k env steps, between 20 and 1000)."""
     repeats: int = 3
     """Timed calls per N; the best is reported."""
+    ceiling: bool = True
+    """Measure the C MuJoCo ceiling; --no-ceiling skips it (it rolls every env out on the CPU's cores)."""
 
     def run(self) -> None:
         import crax
         from crax.bench import bench, check_counts, format_table
+        from crax.bench_ceiling import unavailable
 
         if not self.num_envs:
             raise ValueError("--num-envs needs at least one value, e.g. --num-envs 64 256")
         for n in self.num_envs:  # before crax.make: a bad count must not wait for a model compile
             check_counts(prefix="--", num_envs=n)
         check_counts(prefix="--", steps=self.steps, repeats=self.repeats)
+        ceiling = self.ceiling
+        if ceiling and (why := unavailable()):
+            print(f"crax: no C MuJoCo ceiling: {why}; its columns read '-' (--no-ceiling skips it)", file=sys.stderr)
+            ceiling = False
         env = crax.make(self.env)
         rows = []
         for n in self.num_envs:
-            rows.append(bench(env, n, steps=self.steps, repeats=self.repeats))
-            print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s", file=sys.stderr, flush=True)
+            rows.append(bench(env, n, steps=self.steps, repeats=self.repeats, ceiling=ceiling))
+            c = rows[-1].ceiling_steps_per_s
+            c_note = "" if c is None else f", C MuJoCo {c:,.0f}"
+            print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s{c_note}", file=sys.stderr, flush=True)
         print(format_table(self.env, rows))
 
 

@@ -62,7 +62,8 @@ class Suite(nnx.Module):
         values (tuples of names) are the suite's to check.
 
     Subclasses implement :meth:`build`, :meth:`init_task` and :meth:`transition`, and fill
-    ``self.sensors`` (an ``nnx.List``) and ``self.constraints`` (an ``nnx.List``).
+    ``self.sensors`` (an ``nnx.List``) and ``self.constraints`` (an ``nnx.List``); objects driven
+    by the clock between physics substeps override :meth:`substep`.
     """
 
     name: ClassVar[str]
@@ -168,6 +169,20 @@ class Suite(nnx.Module):
     ) -> tuple[mjx.Data, Transition]:
         """Reward, task update (may move mocaps, e.g. a respawned goal) and termination."""
         raise NotImplementedError
+
+    def substep(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> mjx.Data:
+        """Readies ``data`` for one physics substep; returns it (the default: unchanged).
+
+        :class:`TaskEnv` calls it inside its substep scan, right before every ``mjx.step``: the
+        body's ``frame_skip`` times per control step, each time with ``data.time`` the time that
+        substep starts at and ``task`` the task state the control step began with (it is not
+        updated between substeps). It is for objects driven by the clock rather than by the
+        control step, as Safety-Gymnasium moves its mocap bodies before every ``mj_step``
+        (:class:`crax.suites.safety_gym.button.SafetyButton`'s gremlins). It runs at every
+        substep, so keep it cheap, and it must keep every array's shape.
+        """
+        del model, task
+        return data
 
     def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
         xy = self.body.position(data)[:2]
@@ -416,9 +431,10 @@ class TaskEnv(Env):
         action = jnp.where(finite_action, action, jnp.zeros_like(action))
         before = state.data
         data = before.replace(ctrl=self.body.ctrl(action))
+        task = state.info["task"]
 
         def substep(d, _):
-            return mjx.step(self.mjx_model, d), None
+            return mjx.step(self.mjx_model, self.suite.substep(self.mjx_model, d, task)), None
 
         data, _ = jax.lax.scan(substep, data, None, length=self.body.frame_skip)
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)

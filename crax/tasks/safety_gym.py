@@ -22,7 +22,7 @@ from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
-from crax.suites.safety_gym import SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
+from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt),
@@ -30,6 +30,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
     SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
+    SafetyButton: (SafetyGymPoint,),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant

@@ -24,7 +24,7 @@ from crax.gymnasium.env import action_box, observation_box
 from crax.gymnasium.registration import register_envs
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyPush
-from tests.env.safety_gym_reference import Replica, case
+from tests.env.safety_gym_reference import Replica, case, cost_terms
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 4e-6)."""
@@ -88,10 +88,6 @@ def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     np.testing.assert_allclose(box.inertia, rec["box"]["inertia"], rtol=1e-9)
 
 
-def _terms(state) -> dict[str, float]:
-    return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
-
-
 def test_observations_costs_and_distances_on_recorded_states(replica):
     suite = replica.env.suite
     for c in replica.record["states"]:
@@ -103,7 +99,7 @@ def test_observations_costs_and_distances_on_recorded_states(replica):
         else:
             np.testing.assert_allclose(got[:12], ref[:12], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[12:], ref[12:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], _terms(state)
+        raw, terms = c["cost_raw"], cost_terms(state)
         assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
         assert terms.get("hazards", 0.0) == pytest.approx(raw.get("cost_hazards", 0.0), abs=COST_ATOL), c["name"]
         assert terms.get("pillars", 0.0) == raw.get("cost_pillars", 0.0), c["name"]  # contacts counted alike
@@ -240,7 +236,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     start = np.asarray(box.position(state.data))
     for _ in range(20):  # at rest nothing costs and the box settles where it was put
         state = replica.step(state, jnp.zeros(2))
-        assert float(state.cost) == 0.0 and not any(_terms(state).values())
+        assert float(state.cost) == 0.0 and not any(cost_terms(state).values())
     np.testing.assert_allclose(np.asarray(box.position(state.data)), start, atol=1e-4)
 
 

@@ -80,6 +80,7 @@ class SafetyGymSuite(NavigationSuite):
         self.body = body
         self.level = level
         self.objects = nnx.Dict(objects)
+        self.order = tuple(objects)  # Safety-Gymnasium's order: nnx.clone (every env's copy) sorts an nnx.Dict's keys
         self.hazards = nnx.Dict()
         self.props = nnx.Dict()
         self.extent = extent
@@ -161,11 +162,11 @@ class SafetyGymSuite(NavigationSuite):
         """Places the agent and every object (see the class docstring); returns data and the
         positions by label, with ``"hazards"`` (the hazards' positions, empty without)."""
         k_layout, k_yaw, k_rot = jax.random.split(key, 3)
-        keepout = jnp.asarray([self.agent_keepout] + [p.keepout for p in self.objects.values() for _ in range(p.count)],
-                              jnp.float32)
-        xy = sample_layout(k_layout, keepout, self.extent - keepout, num_candidates=self.num_candidates)
+        objects = [(label, self.objects[label]) for label in self.order]
+        keepout = jnp.asarray([self.agent_keepout] + [p.keepout for _, p in objects for _ in range(p.count)], jnp.float32)
+        xy = self.draw_layout(k_layout, keepout)
         positions, start = {}, 1
-        for label, p in self.objects.items():
+        for label, p in objects:
             positions[label] = xy[start: start + p.count]
             start += p.count
         qpos, qvel = self.body.initial_state(jax.random.fold_in(k_yaw, 1))
@@ -173,6 +174,12 @@ class SafetyGymSuite(NavigationSuite):
         data = self.body.write_state(data, self.body.place(qpos, xy[0], yaw), qvel)
         data = self.place_objects(data, positions, k_rot)
         return data, {**positions, "hazards": self.hazard_positions(positions)}
+
+    def draw_layout(self, key: jax.Array, keepout: jax.Array) -> jax.Array:
+        """Positions (n, 2) for the agent and the objects, in Safety-Gymnasium's order, of keepouts
+        ``keepout`` (n,), each in the square ``±(extent − its keepout)``: one :func:`sample_layout`
+        draw (Button's crowded layouts are drawn again until one fits)."""
+        return sample_layout(key, keepout, self.extent - keepout, num_candidates=self.num_candidates)
 
     def place_objects(self, data: mjx.Data, positions: dict[str, jax.Array], key: jax.Array | None) -> mjx.Data:
         """Moves each object to ``positions[label]``; vases get a uniform yaw each (0 without ``key``)."""
