@@ -628,10 +628,12 @@ def ant_goal_records(env_id: str) -> dict:
         states.append(s.record_state("vase_touching_foot", stand, {"goal": [[1.0, -1.0]], "vases": touch}))
         rollouts.append(s.record_rollout("vase_kicked", stand, {"goal": [[1.0, -1.0]], "vases": touch},
                                          np.tile([[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], (3, 1))))
-    rollouts.append(s.record_rollout("reach_goal", stand, {"goal": [[0.25, 0.0]]}, np.zeros((2, 8))))
-    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"goal": [[1.0, 1.0]]}, np.zeros((1, 8))))
-    rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
-                                     ant_gait(100)))
+    if level != 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its counts and vase cost)
+        rollouts.append(s.record_rollout("reach_goal", stand, {"goal": [[0.25, 0.0]]}, np.zeros((2, 8))))
+        rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"goal": [[1.0, 1.0]]},
+                                         np.zeros((1, 8))))
+        rollouts.append(s.record_rollout("dynamics", stand,
+                                         {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, ant_gait(100)))
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
@@ -639,8 +641,9 @@ def ant_circle_records(env_id: str) -> dict:
     """Circle on the Ant: standing inside, on and beyond each sigwall, in and beyond the lidar's
     range, tilted and moving; one-step rewards from flights through the air (along, against and
     across the circle, on, inside and outside its radius); 5-step flights across the sigwalls;
-    a dynamics rollout. The same cases at every level."""
+    a dynamics rollout. The same states at every level; the rollouts at levels 0 and 2."""
     s = AntCircleScene(env_id)
+    level = int(env_id.split("-")[0][-1])
     ant = ant_states(s)
     stand, diagonal = ant["stand"], 1.5 / np.sqrt(2)
     states = [s.record_state(name, agent, {}) for name, agent in [
@@ -662,6 +665,8 @@ def ant_circle_records(env_id: str) -> dict:
         spinning at ``spin`` (its own frame)."""
         return {"qpos": ant_qpos(xy, z=0.3, yaw=yaw), "qvel": [*velocity, *spin, *[0.0] * 8]}
 
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its y walls' absence)
+        return rounded({**s.spaces(), "states": states, "rollouts": []})
     rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
         ("reward_along_on_radius", flight([diagonal, diagonal], 3 * np.pi / 4, [-0.35, 0.35, 0.0]), np.zeros(8)),
         ("reward_against_on_radius", flight([diagonal, -diagonal], 1.0, [-0.4, -0.4, 0.2], [0.0, 0.0, 1.5]),
@@ -678,7 +683,7 @@ def ant_circle_records(env_id: str) -> dict:
         ("cross_x_minus", flight([-1.0, -0.4], np.pi, [-0.8, 0.0, 0.0])),
         ("cross_y_minus", flight([0.3, -1.0], -np.pi / 2, [0.0, -0.8, 0.0])),
     ]]
-    # it walks from (0.6, −0.3) to about (0.4, 0.5), inside every sigwall and 0.5 m or more from the centre
+    # it walks from (0.6, −0.3) to about (0.4, 0.5), inside every sigwall
     rollouts.append(s.record_rollout("dynamics", turned(stand, [0.6, -0.3], np.pi), {}, ant_gait(100)))
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 

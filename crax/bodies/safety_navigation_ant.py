@@ -52,7 +52,9 @@ class SafetyGymNavigationAnt(FreeBody):
     solver_iterations = 100
     ls_iterations = 50
     reset_noise = 0.1
-    healthy_z = (0.08, math.inf)
+    alive_height = 0.08
+    """The torso's height (m) at or below which the Ant is dead (``Ant.is_alive``)."""
+    healthy_z = (alive_height, math.inf)
     floor_contact = True
     velocity_threshold = None
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
@@ -75,7 +77,7 @@ class SafetyGymNavigationAnt(FreeBody):
 
     def healthy(self, data: mjx.Data) -> jax.Array:
         """Whether the torso is more than 0.08 m up (strictly, as ``Ant.is_alive``)."""
-        return self.position(data)[2] > self.healthy_z[0]
+        return self.position(data)[2] > self.alive_height
 
     def observe(self, data: mjx.Data) -> jax.Array:
         q, v = self.qpos(data), self.qvel(data)

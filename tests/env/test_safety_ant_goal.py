@@ -41,16 +41,17 @@ COST_ATOL = 1e-5
 REWARD_ATOL = 1e-4
 """Reward of a step from a set state standing still (the goal reached: measured 0)."""
 DYNAMICS = {"short": 20, "xy": 0.03, "heading": 0.1, "reward": 0.01, "lidar": 0.1,
-            "mid": 50, "xy_mid": 0.2, "horizon": 100, "xy_all": 0.5, "heading_all": 1.0}
+            "mid": 50, "xy_mid": 0.2, "horizon": 100, "xy_all": 0.5}
 """The long rollout (a walking gait for 100 steps, 10 s, from standing; it walks 0.9 m): bounds on
-the torso's position (m), heading (rad), reward and lidar bins over the first 20 steps, its
-position over 50, position and heading over all 100. Measured (levels 0-2): ≤ 1.1e-2 m,
-3.5e-2 rad, 7.3e-3, 4.5e-2 over 20 steps; 5.9e-2 m over 50; 8.8e-2 to 0.11 m and 0.22 rad over
-100, and 0.31 m at level 2 in another run (float32 sums in another order). The walking Ant is
-chaotic: MuJoCo 4.0 in C, float64, from the recorded state departs from Safety-Gymnasium's MuJoCo
-2.3.3 by 3.3e-3 m in 20 steps and 0.12 m, 0.34 rad in 100, and from that state moved by 1e-7 by up
-to 1.1e-2 m and 4.6e-2 rad in 20 steps, 5.6e-2 m in 50, 0.16 m and 0.56 rad in 100
-(docs/safety_gymnasium.md); crax's float32 rounds every operation."""
+the torso's position (m), heading (rad), reward and lidar bins over the first 20 steps, on its
+position over 50 and over all 100. Measured (levels 0-2, in two builds of the same programs: XLA's
+default code generation and the tests' cheaper one, which sums in another order): ≤ 1.1e-2 m,
+3.5e-2 rad, 7.3e-3, 4.5e-2 over 20 steps; ≤ 9.0e-2 m over 50; 8.8e-2 to 0.31 m over 100 (the
+heading then 0.21 to 0.95 rad apart, which is not bounded). The walking Ant is chaotic: MuJoCo 4.0
+in C, float64, from the recorded state departs from Safety-Gymnasium's MuJoCo 2.3.3 by 3.3e-3 m in
+20 steps and 0.12 m, 0.34 rad in 100, and from that state moved by 1e-7 by up to 1.1e-2 m and
+4.6e-2 rad in 20 steps, 5.6e-2 m in 50, 0.16 m and 0.56 rad in 100 (docs/safety_gymnasium.md);
+crax's float32 rounds every operation."""
 
 LEVELS = [0, 1, pytest.param(2, marks=pytest.mark.slow)]  # level 2: 10 free vases
 
@@ -134,8 +135,7 @@ def test_dynamics_stay_as_close_as_the_ants_sensitivity_allows(replica):
     assert np.abs(out["reward"][:h] - np.asarray([s["reward"] for s in steps[:h]])).max() < DYNAMICS["reward"]
     lidar = np.asarray([s["obs"] for s in steps[:h]])[:, BODY:]
     assert np.abs(out["obs"][:h, BODY:] - lidar).max() < DYNAMICS["lidar"]
-    assert xy[:DYNAMICS["mid"]].max() < DYNAMICS["xy_mid"]
-    assert xy.max() < DYNAMICS["xy_all"] and heading.max() < DYNAMICS["heading_all"]
+    assert xy[:DYNAMICS["mid"]].max() < DYNAMICS["xy_mid"] and xy.max() < DYNAMICS["xy_all"]
     np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
 
 
