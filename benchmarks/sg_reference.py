@@ -5,7 +5,8 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served Goal, Circle, Push and Button id it records the spaces, the flattened observation's keys and sizes, and:
+For each served Goal, Circle, Push and Button id (the Point's; Goal, Circle and Push on the Ant too) it records the
+spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
   yaw), each after ``mj_forward``: the flattened observation, the raw cost terms
@@ -28,6 +29,13 @@ start and after each step with the box's pose, from which its reward terms are d
 Button (:class:`ButtonScene`) sets the buttons, the goal button, the button timer and the
 gremlins (each a free box welded to a mocap body), records the goal button, timer, time and the
 gremlins' poses after each step, and rounds its numbers to 9 significant digits (:func:`rounded`).
+
+The Ant (:class:`AntAgent`, mixed into each scene) is set and recorded by its whole joint state:
+qpos (root position and quaternion, 8 hinge angles), qvel and the 8 controls; its states are built
+from its reset pose (in the air, falling), a standing pose (that pose after 1 s of zero action,
+moved and turned on the floor), a tilted, spinning pose in the air, and lying on its back (dead).
+Each rollout step also records its height, qpos, qvel and whether it is alive; a rollout stops
+where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -88,9 +97,7 @@ class Scene:
             d.qpos[adr: adr + 7] = [x, y, 0.1 - 4e-5, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
             vadr = m.jnt_dofadr[m.joint(f"vase{i}").id]
             d.qvel[vadr: vadr + 6] = 0.0
-        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
-        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
-        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        start = self.write_agent(d, agent)
         mujoco.mj_forward(m, d)
         self.task.world_info.layout = None  # rebuilt from the bodies by update_layout
         self.task.world_info.layout = {"agent": d.body("agent").xpos[:2].copy(),
@@ -99,8 +106,17 @@ class Scene:
                                        **{f"vase{i}": d.body(f"vase{i}").xpos[:2].copy() for i in range(self.counts["vases"])}}
         self.task.random_generator.layout = self.task.world_info.layout
         self.task.last_dist_goal = self.task.dist_goal()
-        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full}
+        return {"agent": start, "layout": full}
+
+    def write_agent(self, d, agent: dict) -> dict:
+        """Writes the agent's state into ``d`` and returns it as recorded: the Point's x, y, yaw
+        (its slide and hinge joints), their velocities and its two controls."""
+        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
+                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
+        d.qpos[:3] = [*start["xy"], start["yaw"]]
+        d.qvel[:3] = start["qvel"]
+        d.ctrl[:] = start["ctrl"]
+        return start
 
     def agent_state(self) -> dict:
         d = self.task.data
@@ -127,6 +143,8 @@ class Scene:
                 row["obs"] = obs.tolist()
             respawned |= met
             steps.append(row)
+            if terminated:  # the Ant died (Safety-Gymnasium's episode ends)
+                break
         return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps,
                 "goal_respawn": respawned}
 
@@ -171,11 +189,7 @@ class CircleScene(Scene):
     def set(self, agent: dict, layout: dict) -> dict:
         self.builder.reset(seed=0)
         m, d = self.task.model, self.task.data
-        start = {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                 "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}
-        d.qpos[:3] = [*start["xy"], start["yaw"]]
-        d.qvel[:3] = start["qvel"]
-        d.ctrl[:] = start["ctrl"]
+        start = self.write_agent(d, agent)
         mujoco.mj_forward(m, d)
         return {"agent": start, "layout": {}}
 
@@ -475,6 +489,263 @@ def button_records(env_id: str) -> dict:
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
+ANT_POSE = [0.0, np.pi / 2, 0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, np.pi / 2]
+"""The Ant's hinge angles a reset draws about (``agents/ant.py``: hips 0, ankles ±π/2)."""
+
+
+def quat_mul(a, b) -> np.ndarray:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+
+
+def euler_quat(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> np.ndarray:
+    """The quaternion of turning by ``roll`` about x, then ``pitch`` about y, then ``yaw`` about z."""
+    qz = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    qy = [np.cos(pitch / 2), 0.0, np.sin(pitch / 2), 0.0]
+    qx = [np.cos(roll / 2), np.sin(roll / 2), 0.0, 0.0]
+    return quat_mul(qz, quat_mul(qy, qx))
+
+
+def ant_qpos(xy, z: float = 0.18, yaw: float = 0.0, pitch: float = 0.0, roll: float = 0.0, hinges=ANT_POSE) -> list:
+    """The Ant's qpos: root at (x, y, z) turned by (roll, pitch, yaw), then its 8 hinge angles."""
+    return [float(v) for v in [*xy, z, *euler_quat(yaw, pitch, roll), *hinges]]
+
+
+def turned(state: dict, xy, yaw: float) -> dict:
+    """An Ant state (qpos, qvel, ctrl) moved to ``xy`` and turned by ``yaw`` about the vertical
+    (a state resting on the flat floor stays at rest)."""
+    qpos, qvel = np.array(state["qpos"]), np.array(state["qvel"])
+    c, s = np.cos(yaw), np.sin(yaw)
+    qpos[:2] = xy
+    qpos[3:7] = quat_mul([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)], qpos[3:7])
+    qvel[:2] = [c * qvel[0] - s * qvel[1], s * qvel[0] + c * qvel[1]]  # the root's world velocity; its spin is local
+    return {**state, "qpos": qpos.tolist(), "qvel": qvel.tolist()}
+
+
+class AntAgent:
+    """Mixin for a scene of Safety-Gymnasium's navigation Ant: the agent's state is written and
+    recorded whole (qpos 15: root position, quaternion, 8 hinge angles; qvel 14; ctrl 8), and each
+    rollout step also records the root's height, qpos and qvel and whether the Ant is alive."""
+
+    task: Any
+
+    def write_agent(self, d, agent: dict) -> dict:
+        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * 14)],
+                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * 8)]}
+        d.qpos[:15], d.qvel[:14], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
+        return start
+
+    def agent_state(self) -> dict:
+        """The scene's own record (Push: the box and the distances) with the Ant's state in place
+        of the Point's."""
+        d = self.task.data
+        mat = d.body("agent").xmat.reshape(3, 3)
+        return {**super().agent_state(), "xy": d.body("agent").xpos[:2].tolist(),  # type: ignore[misc]
+                "z": float(d.body("agent").xpos[2]), "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])),
+                "qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "alive": bool(self.task.agent.is_alive())}
+
+    def pressed_against(self, state: dict, geom: str, depth: float, *, reach: float = 0.02) -> tuple[list[float], float]:
+        """Where to put an object's centre, and its yaw, so that its side, ``depth`` from its centre
+        (a vase's or the box's half-size, a pillar's radius), presses 3 mm into the Ant's capsule
+        ``geom`` (a foot) at its outer end, the Ant in ``state``: on the line from the torso through
+        that end, ``depth + reach − 3 mm`` beyond it (``reach``: the capsule's radius), facing the Ant."""
+        self.set(state, {})  # type: ignore[attr-defined]
+        d, m = self.task.data, self.task.model
+        g = d.geom(geom)
+        tip = g.xpos + g.xmat.reshape(3, 3)[:, 2] * m.geom(geom).size[1]
+        out = (tip[:2] - d.body("agent").xpos[:2]) / np.linalg.norm(tip[:2] - d.body("agent").xpos[:2])
+        return [float(v) for v in tip[:2] + out * (depth + reach - 0.003)], float(np.arctan2(out[1], out[0]))
+
+    def settled(self, steps: int = 10) -> dict:
+        """The Ant's state after ``steps`` control steps of zero action from its reset pose
+        (no noise) at the origin, facing +x: standing on its four feet."""
+        self.set({"qpos": ant_qpos([0.0, 0.0])}, {})  # type: ignore[attr-defined]
+        for _ in range(steps):
+            self.task.simulation_forward(np.zeros(8))
+        d = self.task.data
+        return {"qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "ctrl": [0.0] * 8}
+
+
+class AntScene(AntAgent, Scene):
+    """A Goal env on the Ant, set by hand."""
+
+
+class AntCircleScene(AntAgent, CircleScene):
+    """A Circle env on the Ant, set by hand."""
+
+
+def ant_gait(n: int) -> np.ndarray:
+    """A smooth, periodic action sequence for the Ant's 8 motors: sines of period 4·2π steps, a
+    motor π/4 behind the one before, 0.3 on the hips and 0.03 on the ankles. From standing it walks
+    about 0.9 m in 100 steps with its torso never below 0.1 m (death is at 0.08)."""
+    t = np.arange(n)[:, None]
+    phase = np.arange(8)[None] * np.pi / 4
+    return 0.3 * np.sin(t / 4.0 + phase) * np.where(np.arange(8) % 2, 0.1, 1.0)[None]
+
+
+def ant_states(s: AntAgent) -> dict[str, dict]:
+    """The Ant states the Goal and Circle records start from (names -> qpos, qvel, ctrl)."""
+    rng = np.random.default_rng(7)
+    lo = np.array([-0.7, 0.52, -0.7, -1.74, -0.7, -1.74, -0.7, 0.52])  # the hinges' ranges
+    hinges = rng.uniform(lo, lo + [1.4, 1.22] * 4)
+    stand = s.settled()
+    return {
+        "stand": stand,
+        "reset_pose": {"qpos": ant_qpos([0.0, 0.0]), "qvel": [0.0] * 14, "ctrl": [0.0] * 8},
+        "tilted_moving": {"qpos": ant_qpos([0.0, 0.0], z=0.3, yaw=2.0, pitch=-0.3, roll=0.4, hinges=hinges),
+                          "qvel": rng.uniform(-1.5, 1.5, 14).tolist(), "ctrl": rng.uniform(-1.0, 1.0, 8).tolist()},
+        "on_its_back": {"qpos": ant_qpos([0.0, 0.0], z=0.0625, roll=np.pi), "qvel": [0.0] * 14, "ctrl": [0.0] * 8},
+    }
+
+
+def ant_goal_records(env_id: str) -> dict:
+    """The Goal tasks on the Ant: states for every observation key (at rest standing, falling from
+    the reset pose, tilted and spinning in the air with controls, on its back), the hazard and
+    vase costs, rewards and the goal over short rollouts, death, and a dynamics rollout."""
+    s = AntScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    states.append(s.record_state("reset_pose_falling", turned(ant["reset_pose"], [0.1, -0.2], 0.7), {"goal": [[1.2, 0.4]]}))
+    states.append(s.record_state("standing", turned(stand, [-0.3, 0.5], -2.5), {"goal": [[-1.0, -1.1]]}))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"], {"goal": [[0.9, -0.7]]}))
+    states.append(s.record_state("on_its_back", ant["on_its_back"], {"goal": [[-0.4, 1.3]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        states.append(s.record_state("hazards_seen_tilted", ant["tilted_moving"], {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("two_hazards_inside", turned(stand, [0.0, 0.0], 2.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
+        states.append(s.record_state("vases_seen", turned(stand, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
+        xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.1)  # a vase 3 mm into the front left foot
+        touch = [[*xy, yaw]]
+        states.append(s.record_state("vase_touching_foot", stand, {"goal": [[1.0, -1.0]], "vases": touch}))
+        rollouts.append(s.record_rollout("vase_kicked", stand, {"goal": [[1.0, -1.0]], "vases": touch},
+                                         np.tile([[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], (3, 1))))
+    if level != 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its counts and vase cost)
+        rollouts.append(s.record_rollout("reach_goal", stand, {"goal": [[0.25, 0.0]]}, np.zeros((2, 8))))
+        rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"goal": [[1.0, 1.0]]},
+                                         np.zeros((1, 8))))
+        rollouts.append(s.record_rollout("dynamics", stand,
+                                         {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, ant_gait(100)))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
+def ant_circle_records(env_id: str) -> dict:
+    """Circle on the Ant: standing inside, on and beyond each sigwall, in and beyond the lidar's
+    range, tilted and moving; one-step rewards from flights through the air (along, against and
+    across the circle, on, inside and outside its radius); 5-step flights across the sigwalls;
+    a dynamics rollout. The same states at every level; the rollouts at levels 0 and 2."""
+    s = AntCircleScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand, diagonal = ant["stand"], 1.5 / np.sqrt(2)
+    states = [s.record_state(name, agent, {}) for name, agent in [
+        ("inside_standing", turned(stand, [0.3, -0.4], 0.5)),
+        ("tilted_moving", {**ant["tilted_moving"], "qpos": [-0.6, 0.7, *ant["tilted_moving"]["qpos"][2:]]}),
+        ("on_radius", turned(stand, [diagonal, diagonal], 3 * np.pi / 4)),
+        ("just_inside_x_plus", turned(stand, [1.12, 0.5], -1.0)),
+        ("beyond_x_plus", turned(stand, [1.13, 0.5], -1.0)),
+        ("beyond_x_minus", turned(stand, [-1.4, -0.2], 3.0)),
+        ("just_inside_y_minus", turned(stand, [0.0, -1.12], 0.2)),
+        ("beyond_y_plus", turned(stand, [0.4, 1.3], 1.2)),
+        ("beyond_corner", turned(stand, [1.5, -1.5], 0.9)),
+        ("far_in_lidar_range", turned(stand, [3.0, 2.5], -0.6)),
+        ("beyond_lidar_range", turned(stand, [4.5, -4.2], 1.7)),
+    ]]
+
+    def flight(xy, yaw, velocity, spin=(0.0, 0.0, 0.0)) -> dict:
+        """The Ant in its reset pose 0.3 m up, its root moving at ``velocity`` (world) and
+        spinning at ``spin`` (its own frame)."""
+        return {"qpos": ant_qpos(xy, z=0.3, yaw=yaw), "qvel": [*velocity, *spin, *[0.0] * 8]}
+
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its y walls' absence)
+        return rounded({**s.spaces(), "states": states, "rollouts": []})
+    rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
+        ("reward_along_on_radius", flight([diagonal, diagonal], 3 * np.pi / 4, [-0.35, 0.35, 0.0]), np.zeros(8)),
+        ("reward_against_on_radius", flight([diagonal, -diagonal], 1.0, [-0.4, -0.4, 0.2], [0.0, 0.0, 1.5]),
+         0.5 * np.ones(8)),
+        ("reward_along_inside", flight([0.4, 0.3], 2.2, [-0.3, 0.4, 0.0], [0.3, -0.2, 0.0]), np.zeros(8)),
+        ("reward_outside", flight([2.0, -0.5], 1.4, [0.1, 0.6, -0.3]), -0.5 * np.ones(8)),
+        ("reward_radial", flight([0.6, 0.8], 0.93, [0.3, 0.4, 0.0]), np.zeros(8)),
+        ("reward_near_origin", flight([0.05, -0.02], -0.3, [0.2, 0.3, 0.0]), np.zeros(8)),
+        ("reward_standing_pushed", {**turned(stand, [-0.7, -0.9], 1.0), "qvel": [0.5, -0.2, *[0.0] * 12]},
+         np.zeros(8)),
+    ]]
+    rollouts += [s.record_rollout(name, agent, {}, np.zeros((5, 8))) for name, agent in [
+        ("cross_x_plus", flight([1.0, 0.2], 0.0, [0.8, 0.0, 0.0])),
+        ("cross_x_minus", flight([-1.0, -0.4], np.pi, [-0.8, 0.0, 0.0])),
+        ("cross_y_minus", flight([0.3, -1.0], -np.pi / 2, [0.0, -0.8, 0.0])),
+    ]]
+    # it walks from (0.6, −0.3) to about (0.4, 0.5), inside every sigwall
+    rollouts.append(s.record_rollout("dynamics", turned(stand, [0.6, -0.3], np.pi), {}, ant_gait(100)))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
+class AntPushScene(AntAgent, PushScene):
+    """A Push env on the Ant, set by hand."""
+
+
+def ant_push_records(env_id: str) -> dict:
+    """Push on the Ant: states for every lidar (the box, goal, hazards, pillars; the Ant standing
+    and tilted), the box pressed against a foot, the hazard cost (the Ant's centre, not the box's),
+    pillars pressed against feet (level 2: their contact cost); one-step rewards of flights at and
+    past the box, the box reaching the goal, death, and a walk into the box (level 0)."""
+    s = AntPushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    states.append(s.record_state("box_and_goal", turned(stand, [0.1, -0.2], 0.7),
+                                 {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"],
+                                 {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}))
+    xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.2)
+    states.append(s.record_state("box_against_foot", stand, {"goal": [[-1.0, 1.0]], "push_box": [[*xy, yaw]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        states.append(s.record_state("hazards_and_pillars_seen_tilted", ant["tilted_moving"],
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.35, 0.3], 1.0),
+                                     {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}))
+        states.append(s.record_state("box_in_hazard", turned(stand, [0.0, -0.45], 0.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}))
+        xy, _ = s.pressed_against(stand, "left_ankle_geom", 0.2)
+        states.append(s.record_state("pillar_against_foot", stand, {"goal": [[-1.0, 1.0]], "pillars": [xy]}))
+    if level >= 2:
+        one, _ = s.pressed_against(stand, "left_ankle_geom", 0.2)
+        two, _ = s.pressed_against(stand, "third_ankle_geom", 0.2)
+        states.append(s.record_state("two_pillars_against_feet", stand, {"goal": [[-1.0, 1.0]], "pillars": [one, two]}))
+
+    def flight(xy, yaw, velocity) -> dict:
+        return {"qpos": ant_qpos(xy, z=0.3, yaw=yaw), "qvel": [*velocity, *[0.0] * 11]}
+
+    rollouts.append(s.record_rollout("flight_at_box", flight([0.0, 0.0], 0.0, [0.6, 0.2, 0.0]),
+                                     {"goal": [[-1.2, 1.2]], "push_box": [[0.8, 0.4, 0.3]]}, np.zeros((1, 8))))
+    rollouts.append(s.record_rollout("flight_past_box", flight([0.1, -0.3], 1.0, [-0.5, 0.4, 0.1]),
+                                     {"goal": [[-1.2, 1.2]], "push_box": [[0.8, 0.4, 0.3]]}, np.zeros((1, 8))))
+    rollouts.append(s.record_rollout("box_reaches_goal", turned(stand, [-0.8, -0.8], 0.0),
+                                     {"goal": [[0.5, 0.0]], "push_box": [[0.25, 0.0, 0.0]]}, np.zeros((2, 8))))
+    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"],
+                                     {"goal": [[1.0, 1.0]], "push_box": [[-0.8, 0.6, 0.0]]}, np.zeros((1, 8))))
+    if level == 0:  # it walks into the box on its way (Goal's gait)
+        rollouts.append(s.record_rollout("dynamics", stand, {"goal": [[-1.6, 1.4]], "push_box": [[0.1, -0.55, 0.3]]},
+                                         ant_gait(100)))
+    box = s.task.model.body("push_box")
+    return rounded({**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+                    "states": states, "rollouts": rollouts})
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -496,6 +767,11 @@ def main() -> None:
         env_id = f"SafetyPointButton{level}-v0"
         out["tasks"][env_id] = button_records(env_id)
         print(env_id, "recorded", file=sys.stderr)
+        for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
+                                (f"SafetyAntCircle{level}-v0", ant_circle_records),
+                                (f"SafetyAntPush{level}-v0", ant_push_records)):
+            out["tasks"][env_id] = records(env_id)
+            print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, separators=(",", ":")))
     print(f"wrote {OUT} ({OUT.stat().st_size // 1024} KiB)", file=sys.stderr)

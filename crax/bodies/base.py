@@ -44,12 +44,15 @@ class Body(nnx.Module):
       asset_package: the package that holds ``asset``, read with ``importlib.resources`` (a plugin
         sets its own package, e.g. ``"my_robots"``); None: crax's own ``crax/bodies/assets``.
       timestep, frame_skip: physics step and substeps per control step.
+      integrator: MuJoCo's integrator (``mujoco.mjtIntegrator``; default Euler, MuJoCo's own).
       solver_iterations, ls_iterations: constraint-solver budget; small bodies need little.
       reset_noise: half-width of the uniform noise on joint positions and velocities at reset.
       healthy_z: torso height range outside which the episode terminates (None: never).
       healthy_reward, ctrl_cost: locomotion reward terms (see docs/SPEC.md section 3, Velocity).
       velocity_threshold: base speed limit τ of the Velocity suite (None: not measured yet).
       floor_contact: whether its geoms collide with the floor.
+      obs_keys: the parts of :meth:`observe`'s output as (name, size) pairs, in order (the
+        Safety-Gymnasium bodies: its observation keys); empty where a body does not name them.
       feet: names of the foot sites (without the ``agent/`` prefix), for suites that cost foot
         placement or contact (Pathway, SpiderLegs); empty for bodies without feet.
     """
@@ -60,6 +63,7 @@ class Body(nnx.Module):
     asset_package: ClassVar[str | None] = None
     timestep: ClassVar[float] = 0.01
     frame_skip: ClassVar[int] = 5
+    integrator: ClassVar[int] = int(mujoco.mjtIntegrator.mjINT_EULER)
     solver_iterations: ClassVar[int] = 4
     ls_iterations: ClassVar[int] = 8
     reset_noise: ClassVar[float] = 0.1
@@ -69,6 +73,7 @@ class Body(nnx.Module):
     velocity_threshold: ClassVar[float | None] = None
     floor_contact: ClassVar[bool] = True
     feet: ClassVar[tuple[str, ...]] = ()
+    obs_keys: ClassVar[tuple[tuple[str, int], ...]] = ()
 
     prefix: str = "agent/"
 

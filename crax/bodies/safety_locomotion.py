@@ -24,16 +24,17 @@ class SafetyGymLocomotion(Body):
     """A Safety-Gymnasium velocity agent: Gymnasium's MuJoCo v4 model, observation, reset and health.
 
     The MJCF is Gymnasium's own model as Safety-Gymnasium loads it (``benchmarks/sg_velocity_assets.py``);
-    its ``<option>`` and floor are this class's attributes, applied to crax's scene by
-    :meth:`configure` (the Safety-Gymnasium velocity suite calls it): integrator, solver, fluid
-    density and viscosity, and the floor's contact parameters (friction, condim, solref, solimp,
+    its ``<option>`` and floor are this class's attributes: the integrator (every body's, which
+    the scene takes) and, applied to crax's scene by :meth:`configure` (the Safety-Gymnasium
+    velocity suite calls it), solver, fluid density and viscosity, and the floor's contact parameters (friction, condim, solref, solimp,
     margin), since MuJoCo mixes the floor's with each agent geom's. Actions in [-1, 1] map onto
     the actuators' ``ctrlrange`` (all [-1, 1] but Humanoid's ±0.4); the Gymnasium face declares
     Safety-Gymnasium's action box and rescales.
 
     Class attributes (besides :class:`Body`'s):
       agent: Safety-Gymnasium's name, as its ids spell it (``SafetyHopperVelocity-v1``).
-      integrator: MuJoCo's integrator (Gymnasium v4: RK4, HalfCheetah Euler).
+      integrator: MuJoCo's integrator (:class:`~crax.bodies.base.Body`'s; Gymnasium v4: RK4,
+        HalfCheetah Euler).
       floor: the floor's contact parameters in Safety-Gymnasium's model.
       fluid: (density, viscosity) of the medium (Swimmer's water; 0 elsewhere).
       self_collision: whether the agent's geoms collide with each other (Hopper, Humanoid).
@@ -47,7 +48,7 @@ class SafetyGymLocomotion(Body):
 
     kinds = frozenset({SAFETY_GYM})
     agent: ClassVar[str]
-    integrator: ClassVar[int] = int(mujoco.mjtIntegrator.mjINT_RK4)
+    integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
     solver_iterations = 100
     ls_iterations = 50
     floor: ClassVar[dict[str, Any]] = {}
@@ -69,7 +70,6 @@ class SafetyGymLocomotion(Body):
 
     def configure(self, spec: mujoco.MjSpec) -> None:
         """Gives crax's scene Safety-Gymnasium's options and floor for this agent."""
-        spec.option.integrator = self.integrator
         spec.option.solver = mujoco.mjtSolver.mjSOL_NEWTON  # Humanoid's PGS: MJX has Newton and CG only
         spec.option.density, spec.option.viscosity = self.fluid
         floor = spec.geom("floor")

@@ -32,3 +32,5 @@ class SafetyGymPoint(Point):
     healthy_z = None
     floor_contact = True
     velocity_threshold = None
+    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))
+    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""

@@ -19,6 +19,14 @@ def ego_frame(xy: jax.Array, yaw: jax.Array, points: jax.Array) -> jax.Array:
     return jnp.stack([c * rel[:, 0] + s * rel[:, 1], -s * rel[:, 0] + c * rel[:, 1]], axis=-1)
 
 
+def body_frame(pos: jax.Array, rot: jax.Array, points: jax.Array) -> jax.Array:
+    """Floor points (k, 2), at height 0, in the frame of a body at ``pos`` (3,) turned by ``rot``
+    (3, 3; body to world), its first two coordinates: Safety-Gymnasium's ``_ego_xy``. For a level
+    body this is :func:`ego_frame`; a tilted one's roll, pitch and height move the points."""
+    rel = jnp.concatenate([points, jnp.zeros_like(points[:, :1])], axis=-1) - pos
+    return (rel @ rot)[:, :2]
+
+
 def pseudo_lidar(
     xy: jax.Array, yaw: jax.Array, points: jax.Array, *, num_bins: int, max_dist: float, alias: bool = True
 ) -> jax.Array:
@@ -28,7 +36,11 @@ def pseudo_lidar(
     ``max(0, D − d) / D``; with aliasing the next bin gets ``α·reading`` and the previous one
     ``(1 − α)·reading``, α being the fractional position in the bin. Bins combine by max.
     """
-    ego = ego_frame(xy, yaw, points)
+    return lidar_bins(ego_frame(xy, yaw, points), num_bins=num_bins, max_dist=max_dist, alias=alias)
+
+
+def lidar_bins(ego: jax.Array, *, num_bins: int, max_dist: float, alias: bool = True) -> jax.Array:
+    """The pseudo-lidar's bins (:func:`pseudo_lidar`) of points already in the ego frame (k, 2)."""
     dist = jnp.linalg.norm(ego, axis=-1)
     width = 2 * jnp.pi / num_bins
     angle = jnp.arctan2(ego[:, 1], ego[:, 0]) % (2 * jnp.pi)
@@ -55,6 +67,9 @@ class Lidar(Sensor):
         shapes; Pathway's 10 of 100 zones); None: every object.
       mask: task key of a scalar that multiplies the reading (0 blanks the lidar, e.g. Button's
         lidar after a press); None: always on.
+      tilted: take the ego frame from the torso's full pose (:func:`body_frame`: its height, roll
+        and pitch too), as Safety-Gymnasium's lidars do; False: its planar pose (``agent_xy``,
+        ``agent_yaw``). The two agree for a body that stays level (the Point).
     """
 
     name = "Lidar"
@@ -68,6 +83,7 @@ class Lidar(Sensor):
         alias: bool = True,
         nearest: int | None = None,
         mask: str | None = None,
+        tilted: bool = False,
     ):
         if nearest is not None and nearest < 1:
             raise ValueError(f"nearest must be >= 1 or None, got {nearest}")
@@ -78,6 +94,11 @@ class Lidar(Sensor):
         self.alias = alias
         self.nearest = nearest
         self.mask = mask
+        self.tilted = tilted
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        if self.tilted:
+            self.torso_id = int(m.body("agent/torso").id)
 
     def observe(self, ctx: Context) -> jax.Array:
         return _masked(ctx, self.mask, self._observe(ctx))
@@ -87,9 +108,11 @@ class Lidar(Sensor):
         if self.nearest is not None and self.nearest < points.shape[0]:
             _, idx = jax.lax.top_k(-jnp.sum(jnp.square(points - ctx.agent_xy), axis=-1), self.nearest)
             points = points[idx]
-        return pseudo_lidar(
-            ctx.agent_xy, ctx.agent_yaw, points, num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias,
-        )
+        if self.tilted:
+            ego = body_frame(ctx.data.xpos[self.torso_id], ctx.data.xmat[self.torso_id], points)
+        else:
+            ego = ego_frame(ctx.agent_xy, ctx.agent_yaw, points)
+        return lidar_bins(ego, num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias)
 
 
 class NaturalLidar(Sensor):

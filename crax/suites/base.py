@@ -278,6 +278,7 @@ class TaskEnv(Env):
         self.id = suite.env_id()
         spec = scene.new_arena(timestep=self.body.timestep)
         spec.modelname = self.id
+        spec.option.integrator = self.body.integrator
         spec.option.iterations = self.body.solver_iterations
         spec.option.ls_iterations = self.body.ls_iterations
         # Observations are computed by the components; MuJoCo's sensor stage would only cost time.

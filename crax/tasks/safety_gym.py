@@ -17,6 +17,7 @@ from crax.bodies.safety_ant import SafetyGymAnt
 from crax.bodies.safety_half_cheetah import SafetyGymHalfCheetah
 from crax.bodies.safety_hopper import SafetyGymHopper
 from crax.bodies.safety_humanoid import SafetyGymHumanoid
+from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
@@ -24,17 +25,17 @@ from crax.suites.base import Suite
 from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
-    SafetyGoal: (SafetyGymPoint,),
-    SafetyCircle: (SafetyGymPoint,),
+    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt),
+    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint,),
+    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
     SafetyButton: (SafetyGymPoint,),
 }
-"""Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions)."""
-
-AGENTS: dict[str, type[Body]] = {body.agent: body for bodies in SERVED.values() for body in bodies}  # pyright: ignore[reportAttributeAccessIssue]
-"""Safety-Gymnasium's agent names and the bodies built to its definitions."""
+"""Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
+An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
+(:class:`~crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`), its Velocity tasks Gymnasium's
+(:class:`~crax.bodies.safety_ant.SafetyGymAnt`)."""
 
 TASKS: dict[str, type[Suite]] = {suite.task: suite for suite in SERVED}  # pyright: ignore[reportAttributeAccessIssue]
 """Safety-Gymnasium's task names and the suites built to its definitions."""

@@ -3,8 +3,8 @@
 ``tests/data/safety_gym_reference.json`` is written by ``benchmarks/sg_reference.py`` (run in a
 Python 3.10 environment with ``safety-gymnasium==1.0.0``; docs/safety_gymnasium.md). This module
 loads it and puts a crax env in each recorded state: :class:`Replica` writes the agent's pose,
-velocity and controls and every object's position (vases with their yaw) into the env's
-initial data, runs ``mjx.forward`` and returns a :class:`crax.State` shaped as ``env.reset``'s,
+velocity and controls (the Point's x, y, yaw; the Ant's whole joint state) and every object's
+position (vases with their yaw) into the env's initial data, runs ``mjx.forward`` and returns a :class:`crax.State` shaped as ``env.reset``'s,
 with the suite's own observation and cost terms, so ``env.step`` continues from it.
 """
 
@@ -44,9 +44,9 @@ def reference() -> dict[str, Any]:
 class Replica:
     """One crax env of a served Safety-Gymnasium id, set to recorded states."""
 
-    def __init__(self, env_id: str):
+    def __init__(self, env_id: str, record: dict[str, Any] | None = None):
         self.env_id = env_id
-        self.record = reference()["tasks"][env_id]
+        self.record = reference()["tasks"][env_id] if record is None else record
         self.env = crax.make(env_id)
         self.step = jax.jit(self.env.step)
         self._arrange = jax.jit(self._arrange_fn)
@@ -55,9 +55,8 @@ class Replica:
     def template(self) -> State:
         return self.env.state_shapes
 
-    def _arrange_fn(self, xy, yaw, qvel, ctrl, positions, yaws):
+    def _arrange_fn(self, qpos, qvel, ctrl, positions, yaws):
         env, suite, body = self.env, self.env.suite, self.env.body
-        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)
         data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
         for label, p in suite.objects.items():
             data = p.write(data, positions[label], yaw=yaws[label]) if label in yaws else p.write(data, positions[label])
@@ -80,23 +79,36 @@ class Replica:
         positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2]) for label in objects}
         yaws = {label: jnp.asarray(np.asarray(layout[label], np.float32).reshape(-1, 3)[:, 2])
                 for label, p in objects.items() if isinstance(p, TURNED)}
-        state = self._arrange(jnp.asarray(agent["xy"], jnp.float32), jnp.asarray(agent["yaw"], jnp.float32),
-                              jnp.asarray(agent["qvel"], jnp.float32), jnp.asarray(agent["ctrl"], jnp.float32),
-                              positions, yaws)
+        state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
+                              jnp.asarray(agent["ctrl"], jnp.float32), positions, yaws)
         assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
+
+    def agent_qpos(self, agent: dict[str, Any]) -> jax.Array:
+        """The body's qpos of a recorded agent: as recorded (the Ant's ``qpos``), or the body
+        placed at the recorded ``xy`` facing ``yaw`` (the Point)."""
+        if "qpos" in agent:
+            return jnp.asarray(agent["qpos"], jnp.float32)
+        body = self.env.body
+        return body.place(jnp.asarray(body.qpos0, jnp.float32), jnp.asarray(agent["xy"], jnp.float32),
+                          jnp.asarray(agent["yaw"], jnp.float32))
 
     def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:
         """Steps from the case's state through its actions (the jitted step, compiled once for
         every case): per-step observation, reward, cost, metrics and the agent's planar pose
-        (``xy``, ``yaw``), joint velocities and every body's position and orientation."""
+        (``xy``, ``yaw``: the Point's hinge angle), heading (the torso's yaw in (−π, π]), height,
+        joint positions and velocities, and every body's position and orientation. It stops
+        after a step that ends the episode (the Ant's death), as Safety-Gymnasium's does."""
         state, rows = self.arrange(case), []
         for a in np.asarray(case["actions"], np.float32):
             state = self.step(state, jnp.asarray(a))
             q = self.env.body.qpos(state.data)
             rows.append({"obs": state.obs, "reward": state.reward, "cost": state.cost, "xy": q[:2], "yaw": q[2],
                          "qvel": self.env.body.qvel(state.data), "metrics": state.metrics,
-                         "xpos": state.data.xpos, "xquat": state.data.xquat})
+                         "xpos": state.data.xpos, "xquat": state.data.xquat, "qpos": q, "done": state.done,
+                         "heading": self.env.body.yaw(state.data), "z": self.env.body.position(state.data)[2]})
+            if float(state.done) and not float(state.truncation):
+                break
         return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
 
 

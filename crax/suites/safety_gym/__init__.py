@@ -1,7 +1,8 @@
 """Safety-Gymnasium 1.0.0's own tasks, as it defines them (``SafetyPointGoal1-v0``, ``SafetyAntVelocity-v1``, ...).
 
 They sit beside the paper's suites and share none of their defaults: Safety-Gymnasium's Point
-(:class:`crax.bodies.safety_point.SafetyGymPoint`), timing, objects (vases included), layout
+(:class:`crax.bodies.safety_point.SafetyGymPoint`) and Ant
+(:class:`crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`), timing, objects (vases included), layout
 extents and keepouts, pseudo-lidars, reward and indicator cost. :mod:`crax.tasks.safety_gym`
 maps Safety-Gymnasium's ids onto them; docs/safety_gymnasium.md says how they were checked.
 """

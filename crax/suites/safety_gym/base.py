@@ -51,7 +51,7 @@ class SafetyGymSuite(NavigationSuite):
       ``keepout_i + keepout_j`` from every object placed before it; crax draws
       ``num_candidates`` at once per object instead of rejection sampling (where none fits,
       the one with the most clearance); the agent's yaw and each vase's are uniform.
-    - Observation: the body's 12 sensor readings, then one pseudo-lidar (16 bins, range 3,
+    - Observation: the body's own readings (its ``obs_keys``: Point 12, Ant 40), then one pseudo-lidar (16 bins, range 3,
       aliased) per lidar-observed object class in :attr:`objects` order, as Safety-Gymnasium's
       flattened observation orders its keys.
     - Cost: each term's raw value is ``metrics["cost/<term>"]`` (hazards: ``hazard_cost ·
@@ -98,8 +98,7 @@ class SafetyGymSuite(NavigationSuite):
             constraints.append(VaseContact(vases, contact_cost=values.vase_contact_cost))
             constraints.append(VaseVelocity(vases, velocity_cost=values.vase_velocity_cost))
         self.constraints = nnx.List(constraints)
-        self.sensors = nnx.List([Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist)
-                                 for label in lidar if label in objects])
+        self.sensors = nnx.List([self.lidar_of(label, values) for label in lidar if label in objects])
 
     @classmethod
     def served_id(cls, agent: str, level: int) -> str:
@@ -117,8 +116,17 @@ class SafetyGymSuite(NavigationSuite):
         high = np.concatenate([np.full(self.body_obs_size, np.inf)] + [np.ones(s.size) for s in self.sensors])
         return {"obs_low": low, "obs_high": high, "dtype": np.float64}
 
-    body_obs_size: ClassVar[int] = 12
-    """Size of the body's own observation (the Point's four 3-axis sensors)."""
+    @property
+    def body_obs_size(self) -> int:
+        """Size of the body's own observation: its ``obs_keys`` (the Point's four 3-axis sensors: 12)."""
+        return sum(size for _, size in self.body.obs_keys)
+
+    @staticmethod
+    def lidar_of(label: str, values: Any, **kwargs: Any) -> Lidar:
+        """Safety-Gymnasium's pseudo-lidar of ``task[label]``: ``values.lidar_bins`` bins, range
+        ``values.lidar_max_dist``, aliased, in the agent's full frame (a tilted Ant's roll, pitch
+        and height shift it, as in Safety-Gymnasium's ``_ego_xy``)."""
+        return Lidar(label, num_bins=values.lidar_bins, max_dist=values.lidar_max_dist, tilted=True, **kwargs)
 
     @staticmethod
     def vases_constrained(level: int) -> bool:
@@ -161,7 +169,7 @@ class SafetyGymSuite(NavigationSuite):
         for label, p in objects:
             positions[label] = xy[start: start + p.count]
             start += p.count
-        qpos, qvel = self.body.initial_state(k_yaw)
+        qpos, qvel = self.body.initial_state(jax.random.fold_in(k_yaw, 1))
         yaw = jax.random.uniform(k_yaw, (), minval=0.0, maxval=2 * jnp.pi)
         data = self.body.write_state(data, self.body.place(qpos, xy[0], yaw), qvel)
         data = self.place_objects(data, positions, k_rot)

@@ -19,7 +19,6 @@ from crax.objects.placement import sample_fitting_layout
 from crax.objects.safety_buttons import SafetyGymButtons
 from crax.objects.safety_gremlins import SafetyGymGremlins
 from crax.objects.zones import GoalZone
-from crax.sensors.lidar import Lidar
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import REWARD_CLIP
@@ -41,12 +40,12 @@ class SafetyButton(SafetyGymSuite):
     step (reset: 0). While it is not 0 the buttons lidar reads 0 and touching a wrong button costs
     nothing (a press still counts). The gremlins circle their layout positions
     (:class:`~crax.objects.safety_gremlins.SafetyGymGremlins`, moved before every substep by
-    :meth:`substep`). Observation: the body's 12 readings, then the buttons lidar (every button),
+    :meth:`substep`). Observation: the body's own readings, then the buttons lidar (every button),
     goal lidar, hazards lidar, gremlins lidar (the boxes where physics has them) (Point: 44, 76,
     76). Costs, raw: ``cost/buttons`` (``button_cost`` per agent contact point with a button that
     is not the goal, while the timer is 0; levels 1–2), ``cost/hazards``, ``cost/gremlins``
     (``gremlin_contact_cost`` per agent–gremlin contact point); the step cost is their indicator.
-    No termination; 1000 steps.
+    Ends when the agent dies (the Ant's torso at 0.08 m; the Point never); 1000 steps.
 
     Args:
       body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`).
@@ -90,8 +89,8 @@ class SafetyButton(SafetyGymSuite):
             "gremlins": SafetyGymGremlins(v.gremlins, travel=v.gremlin_travel, keepout=v.gremlin_keepout),
         }
         self._setup_objects(body, level, objects, v, extent=v.extent, lidar=("buttons", "goal", "hazards", "gremlins"))
-        self.sensors = nnx.List([Lidar(s.target, num_bins=s.num_bins, max_dist=s.max_dist,
-                                       mask="buttons_visible" if s.target == "buttons" else None) for s in self.sensors])
+        self.sensors = nnx.List([self.lidar_of(s.target, v, mask="buttons_visible" if s.target == "buttons" else None)
+                                 for s in self.sensors])
         if "gremlins" in self.objects:
             self.constraints.append(AgentContacts(self.gremlins, contact_cost=v.gremlin_contact_cost, term="gremlins"))
         self.buttons_constrained = v.buttons_constrained
@@ -186,5 +185,5 @@ class SafetyButton(SafetyGymSuite):
         reward = jnp.clip(rewards["distance"] + rewards["goal"], -REWARD_CLIP, REWARD_CLIP)
         task = {**task, "goal": goal, "goal_button": goal_button.astype(jnp.int32), "timer": timer,
                 "buttons_visible": timer == 0, "wrong_button_contacts": wrong, "key": key}
-        return data, Transition(task=task, rewards=rewards, reward=reward, terminated=jnp.array(False),
+        return data, Transition(task=task, rewards=rewards, reward=reward, terminated=~self.body.healthy(data),
                                 extra_metrics={"goals_reached": pressed.astype(jnp.float32)})

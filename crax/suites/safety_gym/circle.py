@@ -16,7 +16,6 @@ from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, Range, TaskPar
 from crax.costs.bounds import OutOfBounds
 from crax.objects.circle import CircleZone
 from crax.objects.sigwalls import Sigwalls
-from crax.sensors.lidar import Lidar
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import REWARD_CLIP
@@ -35,12 +34,13 @@ class SafetyCircle(SafetyGymSuite):
     The sigwalls are signs, not walls (:class:`~crax.objects.sigwalls.Sigwalls`): the agent passes
     through, and a step that ends beyond one costs (``cost/out_of_boundary``, 1 per step; the step
     cost is its indicator). The agent starts uniform in ``±0.8`` with a uniform yaw (keepout 0).
-    Observation: the body's 12 readings and the circle lidar (16 bins, range 6), which sees the
-    circle's centre (:class:`~crax.objects.circle.CircleZone`): 28 for the Point at every level.
-    No termination; 500 steps.
+    Observation: the body's own readings and the circle lidar (16 bins, range 6), which sees the
+    circle's centre (:class:`~crax.objects.circle.CircleZone`): 28 for the Point, 56 for the Ant, at
+    every level. Ends when the agent dies (the Ant's torso at 0.08 m; the Point never); 500 steps.
 
     Args:
-      body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`).
+      body: a Safety-Gymnasium navigation body (:class:`~crax.bodies.safety_point.SafetyGymPoint`,
+        :class:`~crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`).
       level: 0, 1 or 2.
       **overrides: values of the parameters declared in :attr:`params`.
     """
@@ -73,7 +73,7 @@ class SafetyCircle(SafetyGymSuite):
         if self.sigwalls.count:  # Safety-Gymnasium has no cost term where it has no sigwalls
             self.constraints.append(OutOfBounds(self.sigwalls.x_bound, self.sigwalls.y_bound,
                                                 boundary_cost=v.boundary_cost, term="out_of_boundary"))
-        self.sensors.append(Lidar("circle", num_bins=v.lidar_bins, max_dist=v.lidar_max_dist))
+        self.sensors.append(self.lidar_of("circle", v))
         self.circle_radius = TaskParam(jnp.asarray(v.circle_radius, jnp.float32))
         self.reward_factor = TaskParam(jnp.asarray(v.reward_factor, jnp.float32))
 
@@ -95,5 +95,5 @@ class SafetyCircle(SafetyGymSuite):
         reward = self.reward_factor[...] * tangential / (1.0 + jnp.abs(r - self.circle_radius[...]))
         return data, Transition(
             task=task, rewards={"circle": reward}, reward=jnp.clip(reward, -REWARD_CLIP, REWARD_CLIP),
-            terminated=jnp.array(False), extra_metrics={"tangential_velocity": tangential, "radius": r},
+            terminated=~self.body.healthy(data), extra_metrics={"tangential_velocity": tangential, "radius": r},
         )

@@ -26,12 +26,14 @@ class SafetyGoal(SafetyGymSuite):
     Level 2: 10 hazards and 10 vases (vases cost) in ``±2``. Reward
     ``reward_distance · (d_{t−1} − d_t) + reward_goal · [d_t ≤ 0.3]``, clipped to ±10; the goal
     respawns at least its keepout (0.305) plus theirs from the agent and every object where they
-    are now. Observation: the body's 12 readings, goal lidar, hazards lidar, vases lidar
-    (Point: 28, 60, 60). Costs: ``cost/hazards``, ``cost/vases_contact``, ``cost/vases_velocity``
-    (level 2) raw; the step cost is their indicator. No termination; 1000 steps.
+    are now. Observation: the body's own readings, goal lidar, hazards lidar, vases lidar
+    (Point: 28, 60, 60; Ant: 56, 88, 88). Costs: ``cost/hazards``, ``cost/vases_contact``,
+    ``cost/vases_velocity`` (level 2) raw; the step cost is their indicator. Ends when the agent
+    dies (the Ant's torso at 0.08 m; the Point never); 1000 steps.
 
     Args:
-      body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`).
+      body: a Safety-Gymnasium navigation body (:class:`~crax.bodies.safety_point.SafetyGymPoint`,
+        :class:`~crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`).
       level: 0, 1 or 2.
       **overrides: values of the parameters declared in :attr:`params`.
     """
@@ -83,6 +85,6 @@ class SafetyGoal(SafetyGymSuite):
         }
         reward = jnp.clip(rewards["distance"] + rewards["goal"], -REWARD_CLIP, REWARD_CLIP)
         return data, Transition(
-            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=jnp.array(False),
+            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=~self.body.healthy(data),
             extra_metrics={"goals_reached": reached.astype(jnp.float32)},
         )

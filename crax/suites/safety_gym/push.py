@@ -37,10 +37,10 @@ class SafetyPush(SafetyGymSuite):
     is 0.1 m above the agent's) and d^bg box–goal (the goal's centre at ``goal_size/2 + 0.01``);
     ``reward/box``, ``reward/box_goal``, ``reward/goal``. On reaching the goal it respawns at
     least its keepout (0.4) plus theirs from the agent, the box where it is now and every other
-    object. Observation: the body's 12 readings, then goal, hazards, pillars and push-box lidars
+    object. Observation: the body's own readings, then goal, hazards, pillars and push-box lidars
     (Point: 44, 76, 76). Costs: ``cost/hazards`` (the agent's centre inside a hazard, not the
     box's) and ``cost/pillars`` (agent–pillar contacts, level 2) raw; the step cost is their
-    indicator. No termination; 1000 steps.
+    indicator. Ends when the agent dies (the Ant's torso at 0.08 m; the Point never); 1000 steps.
 
     Args:
       body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`).
@@ -138,6 +138,6 @@ class SafetyPush(SafetyGymSuite):
         data = self.move(data, {"goal": goal})
         reward = jnp.clip(rewards["box"] + rewards["box_goal"] + rewards["goal"], -REWARD_CLIP, REWARD_CLIP)
         return data, Transition(
-            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=jnp.array(False),
+            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=~self.body.healthy(data),
             extra_metrics={"goals_reached": reached.astype(jnp.float32)},
         )

@@ -1,0 +1,100 @@
+"""Safety-Gymnasium 1.0.0's Ant of its navigation tasks (``SafetyAntGoal1-v0``; ``agents/ant.py``)."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import mujoco
+
+from crax.bodies.base import SAFETY_GYM
+from crax.bodies.free import FreeBody
+from crax.core.mjx import mjx
+
+HINGES = ("hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4")
+"""The Ant's hinges in joint (and actuator) order."""
+
+
+class SafetyGymNavigationAnt(FreeBody):
+    """Ant as Safety-Gymnasium 1.0.0 defines it for its navigation tasks (``assets/xmls/ant.xml``).
+
+    Not Gymnasium's Ant of the Velocity tasks (:class:`crax.bodies.safety_ant.SafetyGymAnt`): a
+    small quadruped (torso sphere of radius 0.0625 m, capsule legs of radius 0.02, density 5:
+    10.6 g in all) on a free joint, its root 0.18 m up; each leg a hip (±0.7 rad about z) and an
+    ankle (0.52 to 1.74 rad, signed per leg), armature 1 and damping 1; 8 motors of gear 150,
+    controls in [-1, 1]. Physics: RK4, 0.01 s × 10 substeps = 0.1 s control step, condim 6,
+    MuJoCo's default solver (Newton, 100 iterations). Its geoms touch the floor and the objects,
+    not each other: within the joint ranges no two of its non-adjacent geoms come nearer than 3 cm
+    (the tests check), so Safety-Gymnasium's self-collision pairs never make contact.
+
+    Reset (``Ant.reset``): at rest, the root at height 0.18 with the layout's yaw; hips
+    U(±0.1) rad, ankles ±(π/2 + U(±0.1)) (negative on legs 2 and 3), so it drops onto its feet.
+    Alive while the torso is more than 0.08 m above the floor (``Ant.is_alive``): the episode ends
+    when it is not (:meth:`healthy`).
+
+    Observation (40, Safety-Gymnasium's keys in its flattened order, :attr:`obs_keys`): the torso
+    site's accelerometer, velocimeter, gyro and magnetometer (3 each), the 8 hinge velocities,
+    the site's height (``agent_pos``: framepos without x, y), its world angular velocity
+    (``agent_qvel``: frameangvel), and (sin, cos) of each hinge angle. They are computed from the
+    state after the step's ``mjx.forward`` (the site sits 0.02 m below the root on the torso's
+    axes), as MuJoCo's sensors read them; the tests compare them with MuJoCo's sensor stage.
+    """
+
+    name = "SafetyGymNavigationAnt"
+    agent = "Ant"
+    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyAntGoal1-v0``)."""
+    kinds = frozenset({SAFETY_GYM})
+    asset = "safety_navigation_ant.xml"
+    integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
+    timestep = 0.01
+    frame_skip = 10
+    solver_iterations = 100
+    ls_iterations = 50
+    reset_noise = 0.1
+    alive_height = 0.08
+    """The torso's height (m) at or below which the Ant is dead (``Ant.is_alive``)."""
+    healthy_z = (alive_height, math.inf)
+    floor_contact = True
+    velocity_threshold = None
+    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
+                *((f"{h}_vel", 1) for h in HINGES), ("agent_pos", 1), ("agent_qvel", 3), *((h, 2) for h in HINGES))
+    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
+    reset_pose = (0.0, math.pi / 2, 0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0, math.pi / 2)
+    """The hinge angles a reset draws about (``Ant.reset``: hips 0, ankles ±π/2)."""
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        super().bind(m)
+        self.gravity = tuple(float(g) for g in m.opt.gravity)
+        self.magnetic = tuple(float(b) for b in m.opt.magnetic)
+        self.site_offset = tuple(float(p) for p in m.site(self.prefix + "torso").pos)
+
+    def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        nv = self.qvel_adr[1] - self.qvel_adr[0]
+        noise = jax.random.uniform(key, (len(self.reset_pose),), minval=-self.reset_noise, maxval=self.reset_noise)
+        qpos = jnp.asarray(self.qpos0, jnp.float32).at[7:].set(jnp.asarray(self.reset_pose, jnp.float32) + noise)
+        return qpos, jnp.zeros(nv, jnp.float32)
+
+    def healthy(self, data: mjx.Data) -> jax.Array:
+        """Whether the torso is more than 0.08 m up (strictly, as ``Ant.is_alive``)."""
+        return self.position(data)[2] > self.alive_height
+
+    def observe(self, data: mjx.Data) -> jax.Array:
+        q, v = self.qpos(data), self.qvel(data)
+        acc = data.qacc[slice(*self.qvel_adr)]
+        rot = data.xmat[self.torso_id]  # body -> world; the site has the body's axes
+        r = rot @ jnp.asarray(self.site_offset)  # root -> site, world frame
+        omega_local = v[3:6]
+        omega = rot @ omega_local
+        # a free joint's translational qvel and qacc are the root's world velocity and acceleration;
+        # its rotational ones are the angular velocity and acceleration in the body frame
+        alpha = rot @ acc[3:6]
+        site_acc = acc[0:3] + jnp.cross(alpha, r) + jnp.cross(omega, jnp.cross(omega, r))
+        site_vel = v[0:3] + jnp.cross(omega, r)
+        accelerometer = rot.T @ (site_acc - jnp.asarray(self.gravity))
+        velocimeter = rot.T @ site_vel
+        magnetometer = rot.T @ jnp.asarray(self.magnetic)
+        height = (data.xpos[self.torso_id] + r)[2:3]
+        angles = q[7:]
+        sin_cos = jnp.stack([jnp.sin(angles), jnp.cos(angles)], axis=-1).reshape(-1)
+        return jnp.concatenate([accelerometer, velocimeter, omega_local, magnetometer, v[6:], height, omega, sin_cos])
