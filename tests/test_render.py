@@ -291,15 +291,15 @@ def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
     MJX compiles) and then one filmed episode of the run's judged policy."""
     calls = []
 
-    def evaluate(run_dir, episodes, *, seed, policy):
-        calls.append((run_dir, episodes, seed, policy))
+    def evaluate(run_dir, episodes, *, seed, policy, physics):
+        calls.append((run_dir, episodes, seed, policy, physics))
         return {"policy": "stochastic", "learner": "ppo-lag"}
 
     monkeypatch.setattr(eval_cli, "evaluate", evaluate)
     out = tmp_path / "eval.mp4"
     eval_cli.eval_main([str(tiny_run), "--episodes", "1", "--video", str(out), "--camera", "top", "--width", "96",
                       "--height", "64", "--json"])
-    assert calls == [(str(tiny_run), 1, 0, None)]
+    assert calls == [(str(tiny_run), 1, 0, None, None)]
     assert json.loads(capsys.readouterr().out)["video"] == str(out)
     video = iio.imread(out, index=None)
     assert video.shape == (5, 64, 96, 3)  # the reset frame and 4 steps: one whole episode
