@@ -4,6 +4,12 @@ cache shared by every test process, whole files per ``pytest -n`` worker, and th
 import collections
 import os
 import pathlib
+import sys
+
+# Machine images that set PYTHONDONTWRITEBYTECODE=1 make every test process (the controller and each
+# `pytest -n` worker) compile crax from source and rewrite every test module's asserts again: about
+# half of collection's time. Bytecode under __pycache__ (git-ignored) is harmless for a test run.
+sys.dont_write_bytecode = False
 
 TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
 """XLA options for the test processes (and the subprocesses they start), not for crax's users.

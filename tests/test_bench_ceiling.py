@@ -35,6 +35,7 @@ def test_env_steps_per_s_counts_frame_skip_physics_steps_as_one_env_step():
     assert env_steps_per_s(4000, 1, 2.0) == 2000.0
 
 
+@pytest.mark.slow
 def test_rollout_steps_the_env_model_from_the_env_reset_states():
     env = crax.make("PointCircle1")
     data = jax.jit(wrap_for_training(env, 3).reset)(jax.random.key(1)).data

@@ -82,6 +82,7 @@ def test_bad_env_is_a_clear_error(args, message, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_bench_prints_table(capsys):
     import os
 
@@ -99,6 +100,7 @@ def test_bench_prints_table(capsys):
     assert ", C MuJoCo " in err
 
 
+@pytest.mark.slow
 def test_bench_without_ceiling_leaves_its_columns_empty(capsys, monkeypatch):
     from crax import bench_ceiling
 

@@ -41,6 +41,7 @@ def test_every_crax_id_is_registered_once_under_crax(registry):
         register_envs(["PointGoal9"])
 
 
+@pytest.mark.slow
 def test_make_gives_the_crax_env_with_gymnasiums_step(registry):
     register_envs(["PointVelocity1"])
     env = gymnasium.make("crax/PointVelocity1", **VELOCITY)

@@ -29,6 +29,7 @@ def env():
     return safety_gymnasium.make(id=ID, max_episode_steps=LENGTH, **PARAMS)
 
 
+@pytest.mark.slow
 def test_make_takes_safety_gymnasium_keywords(env):
     crax_env = env.unwrapped.env
     assert (crax_env.id, crax_env.episode_length) == ("PointVelocity1", LENGTH)
@@ -96,6 +97,7 @@ def test_wrappers_convert_to_gymnasium_and_back(env):
         w.SafePassiveEnvChecker  # noqa: B018
 
 
+@pytest.mark.slow
 def test_vector_make_autoresets_on_the_same_step_with_safety_gymnasium_keys():
     envs = safety_gymnasium.vector.make(ID, num_envs=2, asynchronous=False, max_episode_steps=LENGTH, **PARAMS)
     assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP and envs.num_envs == 2

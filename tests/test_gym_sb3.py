@@ -24,6 +24,7 @@ def venv() -> crax_sb3.CraxSB3VecEnv:
     return crax_sb3.make("PointVelocity1", NUM_ENVS, episode_length=LENGTH, velocity_threshold=0.01)
 
 
+@pytest.mark.slow
 def test_vec_env_layout_seeds_and_episode_ends(venv):
     venv.seed(7)
     first = venv.reset()

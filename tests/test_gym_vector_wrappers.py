@@ -44,6 +44,7 @@ def test_next_step_is_the_default_and_bad_modes_list_the_choices(next_env):
     assert cg.CraxVectorEnv(next_env.env, 2, autoreset_mode="same_step").autoreset_mode is AutoresetMode.SAME_STEP
 
 
+@pytest.mark.slow
 def test_next_step_returns_the_last_observation_then_resets_as_same_step_did(next_env, same_env):
     next_env.reset(seed=0)
     same_env.reset(seed=0)
@@ -82,6 +83,7 @@ def test_next_step_resets_only_the_env_that_finished(next_env):
     assert np.isfinite(obs).all() and rewards[1] == 0.0 and not terminations.any()
 
 
+@pytest.mark.slow
 def test_seed_lists_seed_each_env(next_env, same_env):
     first, _ = next_env.reset(seed=[5, 5, 9])
     np.testing.assert_array_equal(first[0], first[1])
@@ -155,6 +157,7 @@ def test_episode_statistics_and_dict_info_to_list_under_next_step(next_env):
     assert [i["cost"] for i in infos] == np.asarray(next_env.state.cost).tolist()
 
 
+@pytest.mark.slow
 def test_record_video_writes_every_env_tiled(next_env, tmp_path):
     pytest.importorskip("moviepy", reason="gymnasium's RecordVideo needs moviepy (the crax[gymnasium] extra)")
     env = cg.CraxVectorEnv(next_env.env, NUM_ENVS, "rgb_array", {"width": 32, "height": 24})

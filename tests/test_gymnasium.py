@@ -64,6 +64,7 @@ def expected_cost(velocity):
 
 
 @pytest.mark.parametrize("make_env", [goal_env, velocity_env], ids=["PointGoal1", "PointVelocity1"])
+@pytest.mark.slow
 def test_check_env_passes_with_only_the_unbounded_observation_warnings(make_env):
     env = make_env()
     with warnings.catch_warnings(record=True) as caught:
@@ -119,6 +120,7 @@ def test_reset_seed_is_reproducible_and_continues_the_key_sequence():
     np.testing.assert_array_equal(first, np.asarray(env._reset_fn(key).obs))
 
 
+@pytest.mark.slow
 def test_wrong_action_shape_names_the_expected_shape():
     env = velocity_env()
     env.reset(seed=0)
@@ -153,6 +155,7 @@ def test_render_without_a_render_mode_warns_and_returns_none():
         assert env.render() is None
 
 
+@pytest.mark.slow
 def test_rgb_array_renders_the_current_state_and_each_env_of_a_batch():
     from crax import render
 

@@ -52,6 +52,7 @@ def split():
     assert _lapack.install()
 
 
+@pytest.mark.slow
 def test_installed_where_crax_starts_work_not_at_import():
     script = ("import crax; from crax.devices import lapack; assert not lapack._installed, 'installed at import'; "
               "crax.make('PointGoal1'); assert lapack._installed, 'not installed by crax.make'; print('ok')")

@@ -129,6 +129,7 @@ def test_builtins_keep_their_names(clashing_plugins):
     assert type(env.suite.constraints[-1]) is JointLimit
 
 
+@pytest.mark.slow
 def test_a_name_only_plugins_share_raises_when_asked_for_and_their_other_names_work(clashing_plugins, tmp_path, capsys):
     reg = crax.registry()
     assert "Heading" not in reg.sensors and "Bearing" in reg.sensors

@@ -98,6 +98,7 @@ def test_disk_place_and_observe_by_hand():
     np.testing.assert_allclose(body.observe(data), [0.0, -1.0, 0.5], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_drift_episode_with_the_disk():
     """DiskDrift1 compiled: full thrust moves the disk along its heading, the reward is its x
     progress, and ``cost/puddles`` is 1 exactly on the steps its centre is on a puddle."""
@@ -124,6 +125,7 @@ def test_drift_episode_with_the_disk():
     assert float(state.obs[0]) > 0.3 and abs(float(state.obs[1])) < 1e-2  # forward speed, no sideways
 
 
+@pytest.mark.slow
 def test_added_components_beacon_and_thrust_limit_by_hand():
     env = crax.make("PointGoal1", constraints={"ThrustLimit": {"limit": 0.25}}, sensors={"Beacon": {"x": 1.0, "y": 2.0}})
     beacon, term = env.suite.sensors[-1], env.suite.constraints[-1]

@@ -50,6 +50,7 @@ def broken_plugins(tmp_path):
         yield
 
 
+@pytest.mark.slow
 def test_broken_plugins_are_skipped_with_one_warning_each_and_crax_still_works(broken_plugins):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -158,6 +158,7 @@ def test_entry_point_name_declared_by_two_distributions_is_a_warning_naming_both
     assert pm.get_plugin("crax_example") is not None  # one of the two, and crax goes on
 
 
+@pytest.mark.slow
 def test_plugin_constraint_and_sensor_compose_into_a_task_by_name():
     """The example package's Tether term and Pose sensor, found through its installed entry point."""
     from crax_example_plugin.pose import Pose

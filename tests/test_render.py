@@ -239,6 +239,7 @@ def test_write_video_bad_input(tmp_path, args, message):
 # ---- command line ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_render_command_writes_the_rollout(tmp_path, capsys):
     env, states = point()
     out = tmp_path / "ep.mp4"
@@ -286,6 +287,7 @@ def tiny_run(tmp_path_factory):
     return run_dir
 
 
+@pytest.mark.slow
 def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
     """``crax eval RUN --video``: the evaluation (tested with the learners, faked here to spare two
     MJX compiles) and then one filmed episode of the run's judged policy."""
@@ -318,6 +320,7 @@ class _Captured(Exception):
 
 
 @pytest.mark.parametrize("judged", ["stochastic", "deterministic"])
+@pytest.mark.slow
 def test_eval_video_acts_with_the_judged_policy(tiny_run, tmp_path, monkeypatch, judged):
     """The video's policy is the run's judged one: the mean action (deterministic) ignores the key."""
     run = shutil.copytree(tiny_run, tmp_path / "run")

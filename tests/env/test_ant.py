@@ -27,6 +27,7 @@ def ant() -> checks.Legged:
     return checks.Legged(ENV_ID)
 
 
+@pytest.mark.slow
 def test_sizes_by_eval_shape():
     checks.check_sizes(ant(), "Ant", obs=27, act=8)
 
@@ -87,6 +88,7 @@ def test_action_scaling_and_gears():
     checks.check_action_scaling(ant(), JOINTS)
 
 
+@pytest.mark.slow
 def test_place_sets_xy_and_yaw():
     checks.check_place(ant(), front=("front_left", "front_right"))
 

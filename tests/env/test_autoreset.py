@@ -57,6 +57,7 @@ def rollout():
     return env, jax.tree.map(np.asarray, first), jax.tree.map(np.asarray, traj)
 
 
+@pytest.mark.slow
 def test_rollout_is_finite_and_shaped():
     _, first, traj = rollout()
     assert first["obs"].shape == (N_ENVS, 62)

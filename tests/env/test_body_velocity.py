@@ -20,6 +20,7 @@ ENVS = {"Point": "PointVelocity1", "Ant": "AntVelocity1", "Hopper": "HopperVeloc
 
 
 @pytest.mark.parametrize("body", sorted(ENVS))
+@pytest.mark.slow
 def test_velocity_is_the_torso_world_velocity(body):
     untested_tau = "Velocity" in ENVS[body] and crax.registry().bodies[body].velocity_threshold is None
     env = crax.make(ENVS[body], **({"velocity_threshold": 1.0} if untested_tau else {}))

@@ -61,6 +61,7 @@ def hand_placed():
 
 
 @pytest.mark.parametrize(("action", "applied"), [((0.6, -2.0), (0.6, -1.0)), ((math.nan, 0.5), (0.0, 0.5))])
+@pytest.mark.slow
 def test_an_added_term_changes_the_total_cost_by_exactly_that_term(action, applied):
     env, _, step = composed()
     _, plain_terms = plain()

@@ -73,6 +73,7 @@ def com_x(state) -> float:
     return float(env().body.locomotion_position(state.data)[0])
 
 
+@pytest.mark.slow
 def test_sizes_metrics_and_task_state():
     e = env()
     assert e.id == ENV_ID and e.episode_length == 1000 and e.dt == pytest.approx(0.015)
@@ -121,6 +122,7 @@ def test_levels_weights_and_overrides():
     np.testing.assert_allclose(np.asarray(data.mocap_pos)[other.suite.ceiling_id], (50.0, 0.0, 0.9), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_step_reward_terms_cost_and_first_window():
     c = compiled(ENV_ID)
     s0 = c.reset(jax.random.key(1))

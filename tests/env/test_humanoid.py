@@ -73,6 +73,7 @@ def obs_part(obs, name):
     return obs[slice(*SLICES[name])]
 
 
+@pytest.mark.slow
 def test_sizes_by_eval_shape():
     env = compiled(ENV_ID).env
     assert env.action_size == 17
@@ -93,6 +94,7 @@ def test_sizes_by_eval_shape():
     assert step.obs.shape == (426,)
 
 
+@pytest.mark.slow
 def test_reset_noise():
     env, reset, _ = env_and_states()
     q0 = np.asarray(env.mj_model.qpos0)

@@ -92,6 +92,7 @@ def test_crowded_layout_falls_back_to_the_best_candidate():
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.slow
 def test_goal_start_layout_keeps_agent_clear(level):
     env = crax.make(f"PointGoal{level}")
     suite = env.suite

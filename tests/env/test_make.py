@@ -98,6 +98,7 @@ def test_wrong_action_shape_raises():
             env.step(state, bad)
 
 
+@pytest.mark.slow
 def test_vmap_wrong_batch_raises():
     env = Vmap(crax.make("HalfCheetahVelocity1"), 3)
     state = jax.eval_shape(env.reset, KEY)
@@ -146,6 +147,7 @@ def test_env_ids_are_exactly_the_buildable_ones():
         ("ReacherReach1", 11 + 16, 2, 0.02),
     ],
 )
+@pytest.mark.slow
 def test_observation_and_action_sizes(env_id, obs, act, dt):
     env = crax.make(env_id)
     assert env.observation_size == obs
@@ -158,6 +160,7 @@ def test_observation_and_action_sizes(env_id, obs, act, dt):
     assert state.reward.dtype == state.cost.dtype == jnp.float32
 
 
+@pytest.mark.slow
 def test_point_goal_observation_layout():
     env = crax.make("PointGoal1")
     data = jax.eval_shape(env.reset, KEY).data
@@ -221,6 +224,7 @@ LEVELS = {
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.slow
 def test_goal_levels_hazard_counts_and_sizes(level):
     goal_radius, hazards = crax.parameters(f"PointGoal{level}")["goal_radius"].default, LEVELS[level]
     env = crax.make(f"PointGoal{level}")

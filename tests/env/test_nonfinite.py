@@ -30,6 +30,7 @@ def test_metric_names():
         ([-np.inf, np.nan], [0.0, 0.0]),
     ],
 )
+@pytest.mark.slow
 def test_nonfinite_action_entries_act_as_zero_and_are_counted(point_goal1, bad, zeroed):
     state = arranged(point_goal1)
     got = host(point_goal1.step(state, jnp.asarray(bad, jnp.float32)))
@@ -66,6 +67,7 @@ def test_healthy_step_reports_zero_flags(point_goal1):
 
 
 @pytest.mark.parametrize("env_id", ["PointGoal1", "HalfCheetahVelocity1"])
+@pytest.mark.slow
 def test_reset_and_step_have_the_same_metrics(env_id):
     env = crax.make(env_id)
     reset = env.state_shapes

@@ -178,6 +178,7 @@ def test_lidar_sees_the_ten_nearest_zones_with_bin_zero_along_x():
     assert np.all(lidar[6:10] == 0.0)  # the two far zones do not show
 
 
+@pytest.mark.slow
 def test_step_reward_cost_and_drawn_window():
     c = compiled(ENV_ID)
     x = 30.2
@@ -238,6 +239,7 @@ def test_fall_cost_and_healthy_reward_on_a_body_that_falls():
         np.testing.assert_allclose(tr.reward, 0.1 / e.dt + tr.rewards["healthy"], rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_layout_over_vmapped_resets():
     e = env()
     states = jax.jit(jax.vmap(e.reset))(jax.random.split(jax.random.key(3), 256))
@@ -286,6 +288,7 @@ def test_zones_alternate_discs_and_squares():
     ("Walker2dPathway1", 17 + 16, ("agent/foot", "agent/foot_left")),
     ("HopperPathway1", 11 + 16, ("agent/foot",)),
 ])
+@pytest.mark.slow
 def test_other_planar_bodies(env_id, size, feet):
     e = crax.make(env_id)
     assert e.observation_size == size  # by eval_shape: nothing compiled

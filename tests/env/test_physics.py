@@ -200,6 +200,7 @@ def test_bench_with_warp_missing_is_a_clear_error(no_warp, capsys):
     assert exit_.value.code == 2 and "pip install 'crax[warp]'" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_default_physics_is_unchanged_mjx_jax():
     """``physics="jax"`` is the default, and an env built with it steps bit for bit as one built
     without the argument (a batch with auto-resets), whose physics is MJX's JAX ``step`` itself."""

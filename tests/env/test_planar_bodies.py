@@ -103,6 +103,7 @@ def planar(request) -> Planar:
     return request.param
 
 
+@pytest.mark.slow
 def test_sizes_by_eval_shape(planar):
     e = compiled(planar.env_id).env
     state = e.state_shapes
@@ -130,6 +131,7 @@ def test_morphology(planar):
     assert m.qpos0[1] == pytest.approx(1.25)  # rootz ref: the coordinate is the torso height
 
 
+@pytest.mark.slow
 def test_reset_noise_and_standing_still(planar):
     e = compiled(planar.env_id).env
     q0 = np.asarray(e.mj_model.qpos0)

@@ -56,6 +56,7 @@ def arrange(xy=(0.0, 0.0), yaw=0.0, **kw):
 
 
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.slow
 def test_pressing_the_active_button(seed):
     c, _ = env1()
     state = arrange((0.0, 0.0), 0.3, active=0, seed=seed)
@@ -192,6 +193,7 @@ def test_hazard_zones_cost_by_proximity_and_do_not_block():
 # Levels.
 
 
+@pytest.mark.slow
 def test_levels():
     for level, (zones, gremlins) in {1: (4, 4), 2: (8, 6), 3: (12, 8)}.items():
         suite, d = Button(Point(), level), Button.defaults(level)  # the declared defaults (crax.suites.button)

@@ -57,6 +57,7 @@ def circle_reward(xy, velocity, radius=1.5):
         ((1.5, 0.0), (1.5, 0.0), (0.0, 0.7)),  # no displacement, yet moving: the velocity counts
     ],
 )
+@pytest.mark.slow
 def test_tangential_reward_on_hand_placed_states(before, after, velocity):
     c, arrange = env3()
     env = c.env
@@ -90,6 +91,7 @@ def test_step_reward_matches_the_formula_and_metrics_name_every_term():
     }
 
 
+@pytest.mark.slow
 def test_a_task_param_set_after_a_step_reaches_the_next_compiled_step():
     """TaskEnv records its step once per env; a TaskParam changed with ``nnx.update`` (a curriculum
     stage, docs/plugins.md) must reach every step traced afterwards, not the recorded value."""
@@ -195,6 +197,7 @@ def test_hazard_lidar_and_compasses_see_the_zones_and_no_walls():
     np.testing.assert_allclose(obs[HAZARD_COMPASS], [1.0, 0.0, 0.0, -1.0], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_observation_sizes_per_level():
     sizes = {lv: jax.eval_shape(crax.make(f"PointCircle{lv}").reset, jax.random.key(0)).obs.shape for lv in (1, 2, 3)}
     assert sizes == {1: (28,), 2: (46,), 3: (48,)}

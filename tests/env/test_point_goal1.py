@@ -58,6 +58,7 @@ def test_reward_weights_are_overridable(point_goal1):
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_goal_respawns_away_from_hazards_when_reached(point_goal1, seed):
     env = point_goal1.env
     suite = env.suite

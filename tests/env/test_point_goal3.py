@@ -66,6 +66,7 @@ PI = math.pi
         ((-2.95, 2.95), 0.3, {}, 6.0),  # a corner touches two walls
     ],
 )
+@pytest.mark.slow
 def test_contact_cost_through_physics(point_goal3, agent, yaw, placed, contact):
     state = point_goal3.arrange(agent, yaw, **placed)
     c = costs(state)
@@ -178,6 +179,7 @@ def step_fn():
     return compiled("PointGoal3", **POINT_GOAL3).step
 
 
+@pytest.mark.slow
 def test_natural_goal_lidar_sees_a_respawned_goal_in_the_same_step(point_goal3):
     # The agent stands on the goal (r 0.16): the step respawns it, and the observation of that step
     # already ray-casts against the goal's new position (mjx.ray reads geom_xpos, which the suite

@@ -60,6 +60,7 @@ def dist(a, b):
         ((0.0, 0.0), (0.0, 1.0), (0.0, 0.8), (0.0, 1.31), (0.0, 1.6)),  # d_bg 0.29: reached
     ],
 )
+@pytest.mark.slow
 def test_reward_terms_on_hand_placed_states(agent0, block0, agent1, block1, goal):
     _, arrange, transition = env2()
     still = {"goal": [goal], "goal_velocity": (0.0, 0.0)}

@@ -111,6 +111,7 @@ def test_model_matches_gymnasium_reacher():
     assert m.body("agent/torso").pos[2] > 0.01
 
 
+@pytest.mark.slow
 def test_sizes_by_eval_shape():
     for level, n in ((1, 4), (2, 7), (3, 10)):
         env = crax.make(f"ReacherReach{level}")
@@ -142,6 +143,7 @@ def test_bad_ids_and_parameters():
 # Stepping (the file's one compiled env)
 
 
+@pytest.mark.slow
 def test_observation_layout_after_steps_and_reset_noise():
     c = env1()
     state = c.reset(jax.random.key(3))
@@ -298,6 +300,7 @@ def test_arm_touch_samples_and_weight_without_physics():
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.slow
 def test_layout_zones_clear_of_each_other_and_the_target(level):
     env = env1().env if level == 1 else crax.make(f"ReacherReach{level}")
     suite, body = env.suite, env.body

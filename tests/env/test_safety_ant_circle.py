@@ -53,6 +53,7 @@ def replica(request) -> Replica:
     return Replica(ID.format(request.param))
 
 
+@pytest.mark.slow
 def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -71,6 +72,7 @@ def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
     assert suite.sigwalls.count == (walls["num"] if walls else 0)
 
 
+@pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
@@ -96,6 +98,7 @@ def _check_costs(out, c):
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_rewards_of_one_step_from_recorded_states(replica):
     for name in REWARD_STEPS:  # the Ant flying through the air, along, against, across the circle
         c = case(replica.record, "rollouts", name)
@@ -123,6 +126,7 @@ def test_costs_per_step_across_the_sigwalls(replica, name):
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_dynamics_stay_as_close_as_the_ants_sensitivity_allows(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out, steps = replica.rollout(c), c["steps"]

@@ -61,6 +61,7 @@ def replica(request) -> Replica:
     return Replica(f"SafetyAntGoal{request.param}-v0")
 
 
+@pytest.mark.slow
 def test_spaces_timing_keys_and_physics_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -79,6 +80,7 @@ def test_spaces_timing_keys_and_physics_are_safety_gymnasiums(replica):
     assert env.suite.extent == rec["extents"][2]
 
 
+@pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
@@ -100,6 +102,7 @@ four times a substep): level 1 differs from level 2 only in its counts and vase 
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_goal_reached_and_death_on_recorded_rollouts(replica):
     c = case(replica.record, "rollouts", "reach_goal")
     out = replica.rollout(c)
@@ -124,6 +127,7 @@ def test_a_kicked_vase_costs_as_recorded(replica):
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_dynamics_stay_as_close_as_the_ants_sensitivity_allows(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out, steps = replica.rollout(c), c["steps"]

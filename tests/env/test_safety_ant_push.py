@@ -74,6 +74,7 @@ def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     np.testing.assert_allclose(box.inertia, rec["box"]["inertia"], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_observations_costs_and_distances_on_recorded_states(replica):
     suite = replica.env.suite
     for c in replica.record["states"]:
@@ -102,6 +103,7 @@ ROLLOUT_LEVELS = [0, pytest.param(2, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_rewards_goal_and_death_on_recorded_steps(replica):
     for name in ("flight_at_box", "flight_past_box"):  # agent-box progress, nothing else
         c = case(replica.record, "rollouts", name)
@@ -121,6 +123,7 @@ def test_rewards_goal_and_death_on_recorded_steps(replica):
 
 
 @pytest.mark.parametrize("replica", [0], indirect=True)
+@pytest.mark.slow
 def test_walking_into_the_box_stays_as_close_as_the_ants_sensitivity_allows(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out, steps = replica.rollout(c), c["steps"]

@@ -133,6 +133,7 @@ def _lidar_slices(record) -> dict[str, slice]:
     return out
 
 
+@pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -149,6 +150,7 @@ def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     assert env.suite.extent == rec["extents"][2]
 
 
+@pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
@@ -173,6 +175,7 @@ ROLLOUT_LEVELS = [0, 1, pytest.param(2, marks=pytest.mark.slow)]
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
 @pytest.mark.parametrize("name", ["press_goal_button", "press_wrong_button"])
+@pytest.mark.slow
 def test_presses_timer_rewards_and_costs_on_recorded_rollouts(replica, name):
     c = case(replica.record, "rollouts", name)
     out, steps = replica.rollout(c), c["steps"]
@@ -240,6 +243,7 @@ def test_a_gremlin_sweeping_the_agent_costs_as_recorded(replica):
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_dynamics_stay_close_to_safety_gymnasiums(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out = replica.rollout(c)
@@ -327,6 +331,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
         assert float(state.cost) == 0.0 and not any(cost_terms(state).values())
 
 
+@pytest.mark.slow
 def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():
     served = [f"SafetyPointButton{i}-v0" for i in (0, 1, 2)]
     assert set(served) <= set(crax.env_ids())

@@ -59,6 +59,7 @@ def replica(request) -> Replica:
     return Replica(ID.format(request.param))
 
 
+@pytest.mark.slow
 def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -84,6 +85,7 @@ def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
         assert m.geom(name).contype == m.geom(name).conaffinity == 0
 
 
+@pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
@@ -105,6 +107,7 @@ def _check_costs(out, c):
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.slow
 def test_rewards_of_one_step_from_recorded_states(replica):
     for name in REWARD_STEPS:
         c = case(replica.record, "rollouts", name)
@@ -142,6 +145,7 @@ def test_dynamics_stay_close_to_safety_gymnasiums(replica):
 
 
 @pytest.mark.parametrize("replica", [2], indirect=True)  # one reset program: every level places the agent alike
+@pytest.mark.slow
 def test_resets_start_the_agent_within_safety_gymnasiums_placements(replica):
     env, suite = replica.env, replica.env.suite
     # the env's own reset program, compiled once (a vmapped one compiles twice as long here)

@@ -49,6 +49,7 @@ def replica(request) -> Replica:
     return Replica(f"SafetyPointGoal{request.param}-v0")
 
 
+@pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -74,6 +75,7 @@ def _lidar_slices(record) -> dict[str, slice]:
     return out
 
 
+@pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
     for c in replica.record["states"]:
         state = replica.arrange(c)
@@ -96,6 +98,7 @@ recorded states above check."""
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
 @pytest.mark.parametrize("name", ["approach_goal", "reach_goal"])
+@pytest.mark.slow
 def test_rewards_and_costs_on_recorded_rollouts(replica, name):
     _check_rollout(replica, name)
 
@@ -160,6 +163,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
         assert float(state.cost) == 0.0 and not any(cost_terms(state).values())
 
 
+@pytest.mark.slow
 def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():
     served = [f"SafetyPointGoal{i}-v0" for i in (0, 1, 2)]
     assert set(served) <= set(crax.env_ids())

@@ -69,6 +69,7 @@ def replica(request) -> Replica:
     return Replica(f"SafetyPointPush{request.param}-v0")
 
 
+@pytest.mark.slow
 def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     obs, act = observation_box(env), action_box(env)
@@ -88,6 +89,7 @@ def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     np.testing.assert_allclose(box.inertia, rec["box"]["inertia"], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_observations_costs_and_distances_on_recorded_states(replica):
     suite = replica.env.suite
     for c in replica.record["states"]:
@@ -158,6 +160,7 @@ differs from level 2 only in its counts and in its pillar costing nothing, which
 
 
 @pytest.mark.parametrize("replica", [0], indirect=True)
+@pytest.mark.slow
 def test_pushing_the_box_into_the_goal_pays_as_recorded(replica):
     c, out = _check_push(replica, "push_to_goal", goal_step=32)
     assert out["metrics"]["reward/box_goal"][:33].sum() > 0.2  # the box travelled 0.25 m towards the goal
@@ -191,6 +194,7 @@ def test_a_pillar_stops_the_box_as_recorded(replica):
 
 
 @pytest.mark.parametrize("replica", [0], indirect=True)
+@pytest.mark.slow
 def test_dynamics_stay_close_to_safety_gymnasiums(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out = replica.rollout(c)
@@ -240,6 +244,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     np.testing.assert_allclose(np.asarray(box.position(state.data)), start, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_ids_are_served_by_make_list_the_safety_gymnasium_face_and_the_registry(monkeypatch):
     served = [f"SafetyPointPush{i}-v0" for i in (0, 1, 2)]
     assert set(served) <= set(crax.env_ids())

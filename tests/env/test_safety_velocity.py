@@ -108,6 +108,7 @@ def test_reset_noise_is_gymnasiums(env_id, normal):
         assert np.abs(qvel).max() <= n and qvel.std() == pytest.approx(n / np.sqrt(3), rel=0.05)
 
 
+@pytest.mark.slow
 def test_spaces_timing_and_threshold_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
     for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
@@ -140,6 +141,7 @@ def test_observations_on_recorded_states(replica):
         np.testing.assert_allclose(np.asarray(state.obs), case["obs"], atol=atol, err_msg=case["name"])
 
 
+@pytest.mark.slow
 def test_rollouts_reward_cost_and_termination(replica):
     agent, tau = replica.agent, replica.record["velocity_threshold"]
     for case in replica.record["rollouts"]:
@@ -183,6 +185,7 @@ def test_safety_face_has_safety_gymnasiums_action_box():
 @pytest.mark.parametrize(("env_id", "size"), [("AntVelocity1", 27), ("HalfCheetahVelocity1", 18),
                                               ("HopperVelocity1", 11), ("HumanoidVelocity1", 376),
                                               ("Walker2dVelocity1", 17)])
+@pytest.mark.slow
 def test_the_papers_velocity_tasks_are_unchanged(env_id, size):
     env = crax.make(env_id)
     assert env.observation_size == size and env.id == env_id and env.body.kinds.isdisjoint({"safety_gym"})

@@ -297,6 +297,7 @@ def half_cheetah_with_sites():
 
 
 @pytest.mark.parametrize("site", ["imu", "shin"])
+@pytest.mark.slow
 def test_proprio_sensors_match_mujoco_on_half_cheetah(site):
     m = half_cheetah_with_sites()
     mm = mjx.put_model(m, impl="jax")

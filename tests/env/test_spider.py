@@ -28,6 +28,7 @@ def spider() -> checks.Legged:
     return checks.Legged(ENV_ID, velocity_threshold=1.0)
 
 
+@pytest.mark.slow
 def test_sizes_by_eval_shape():
     checks.check_sizes(spider(), "Spider", obs=35, act=12)
 
@@ -64,10 +65,12 @@ def test_morphology_and_constants():
         np.testing.assert_allclose(d.geom(f"agent/{leg}").xpos, d.site(f"agent/{leg}").xpos, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_reset_noise():
     checks.check_reset_noise(spider())
 
 
+@pytest.mark.slow
 def test_observation_is_qpos_without_xy_then_qvel_after_steps():
     checks.check_observation_after_steps(spider(), obs=35)
 
@@ -94,6 +97,7 @@ def test_action_scaling_and_gears():
     checks.check_action_scaling(spider(), [f"{leg}_{j}" for leg in LEGS for j in ("hip", "ankle")])
 
 
+@pytest.mark.slow
 def test_place_sets_xy_and_yaw():
     checks.check_place(spider(), front=("front_left", "front_right"))
 

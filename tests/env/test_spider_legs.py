@@ -85,6 +85,7 @@ def level_cost(level: int, ctx: Context) -> float:
     return float(c.cost(ctx))
 
 
+@pytest.mark.slow
 def test_sizes_metrics_and_id():
     e = env()
     assert e.id == ENV_ID and e.episode_length == 1000 and e.dt == pytest.approx(0.05)
@@ -97,6 +98,7 @@ def test_sizes_metrics_and_id():
 
 
 @pytest.mark.parametrize("foot", FEET)
+@pytest.mark.slow
 def test_each_foot_alone_on_the_floor(foot):
     data, ctx = arrange({foot})
     assert mujoco_touching(pose({foot})) == {foot}
@@ -132,6 +134,7 @@ def test_cost_scale_is_a_weight():
     assert float(c.cost(ctx)) == 5.0
 
 
+@pytest.mark.slow
 def test_step_reward_terms_cost_and_termination():
     c = compiled(ENV_ID)
     reset = c.reset(jax.random.key(0))

@@ -12,6 +12,7 @@ import functools
 
 import jax
 import numpy as np
+import pytest
 
 import crax
 from crax.core.env import Vmap
@@ -47,6 +48,7 @@ def rollout():
     return env, np.asarray(obs0), np.asarray(qpos0), jax.tree.map(np.asarray, traj)
 
 
+@pytest.mark.slow
 def test_rollout_stays_finite():
     _, obs0, _, traj = rollout()
     assert obs0.shape == (N_ENVS, 18)

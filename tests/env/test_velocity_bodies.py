@@ -63,6 +63,7 @@ def hand_set(body: str, vx: float, vy: float):
 
 
 @pytest.mark.parametrize("body", velocity_bodies())
+@pytest.mark.slow
 def test_velocity_suite_speed_reward_and_costs(body):
     env, before, after = hand_set(body, 1.5, -0.8)
     suite = env.suite

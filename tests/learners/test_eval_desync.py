@@ -21,6 +21,7 @@ def trainer():
     return Trainer(PPO, tiny(PPO.Config, eval_envs=6), ToyEnv(episode_length=T, hazard_y=-10.0))
 
 
+@pytest.mark.slow
 def test_deterministic_evaluation_is_the_mean_action_and_stochastic_samples(trainer):
     state = trainer.init(jax.random.key(0))
     ev = jax.device_get(trainer.evaluate(state, jax.random.key(5)))
@@ -45,6 +46,7 @@ def test_deterministic_evaluation_is_the_mean_action_and_stochastic_samples(trai
 
 
 @pytest.mark.parametrize("policy", ["stochastic", "deterministic"])
+@pytest.mark.slow
 def test_final_report_judges_the_configured_policy_with_spread(tmp_path, policy):
     config = tiny(PPO.Config, total_steps=64, eval_policy=policy, safety_bound=10.0, eval_envs=5)
     result = runs.train(PPO, config, ToyEnv(episode_length=T, hazard_y=0.0), run_dir=tmp_path / "r",
@@ -66,6 +68,7 @@ def test_final_report_judges_the_configured_policy_with_spread(tmp_path, policy)
         runs.evaluate(result.run_dir, policy="greedy")
 
 
+@pytest.mark.slow
 def test_training_envs_start_at_random_steps_and_partial_episodes_are_not_counted():
     config = tiny(PPOLag.Config)
     trainer = Trainer(PPOLag, config, ToyEnv(episode_length=T, hazard_y=-10.0, pit_radius=0.0))  # no termination

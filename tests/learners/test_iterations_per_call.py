@@ -45,6 +45,7 @@ def eval_steps(run_dir):
 
 
 @pytest.mark.parametrize("per_call", [2, 3])
+@pytest.mark.slow
 def test_more_iterations_per_call_train_the_same_run(runs, per_call):
     (one_dir, one), (many_dir, many) = runs[1], runs[per_call]
     a, b = training_records(one_dir), training_records(many_dir)
@@ -89,6 +90,7 @@ class PoisonedPPO(PPO):
 
 
 @pytest.mark.parametrize("per_call, bad", [(2, 2), (3, 5)])
+@pytest.mark.slow
 def test_a_divergence_inside_a_call_is_reported_at_its_iteration(tmp_path, per_call, bad):
     cls = type(f"PoisonedAt{bad}", (PoisonedPPO,), {"bad_iteration": bad})
     config = tiny(PPO.Config, total_steps=6 * STEPS_PER_ITER, num_evals=0, checkpoint_every=1,
@@ -111,6 +113,7 @@ def adam_first_moment_norm(trainer: Trainer, state) -> float:
     return float(optax.tree.norm(jax.tree.map(lambda v: v[...], adam.mu))) / (1.0 - 0.9)
 
 
+@pytest.mark.slow
 def test_max_grad_norm_bounds_the_applied_gradient():
     # one minibatch and one epoch: an iteration is exactly one Adam step
     one_step = dict(batch_size=8, num_minibatches=1, num_epochs=1)

@@ -18,6 +18,7 @@ def trained(tmp_path_factory):
     return runs.train(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path_factory.mktemp("p") / "run", progress=False)
 
 
+@pytest.mark.slow
 def test_load_policy_acts_as_each_trained_seed(trained):
     obs = jax.random.uniform(jax.random.key(1), (5, 2), minval=-1, maxval=1)
     for seed in (0, 1):

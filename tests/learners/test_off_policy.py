@@ -210,6 +210,7 @@ def test_bad_off_policy_configs_are_refused_naming_the_fix(changes, message):
 
 
 @pytest.mark.parametrize("cls", OFF_POLICY, ids=lambda c: c.name)
+@pytest.mark.slow
 def test_a_short_run_trains_and_resumes_to_identical_metrics(cls, tmp_path):
     """6 iterations straight, and 4 + a resume for 2 more from the checkpoint, write the same metrics
     and the same final state, the replay buffer included (the updates start at iteration 2)."""

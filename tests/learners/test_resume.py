@@ -54,6 +54,7 @@ def interrupt_at_call(monkeypatch, call: int, exc: type[BaseException]):
     monkeypatch.setattr(Trainer, "run", run)
 
 
+@pytest.mark.slow
 def test_sigint_writes_a_checkpoint_and_resume_matches(tmp_path, monkeypatch, capsys, reference):
     run_dir = tmp_path / "run"
     interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)  # three iterations done, last periodic checkpoint at 2
@@ -174,6 +175,7 @@ def test_sigkill_between_checkpoints_then_resume_matches(tmp_path, reference):
     assert [e.step for e in acc.Scalars("loss/policy")] == [STEPS_PER_ITER * i for i in range(1, 7)]
 
 
+@pytest.mark.slow
 def test_finished_run_is_reported_complete_and_extended_on_request(tmp_path, reference, capsys):
     run_dir = tmp_path / "run"
     runs.train(PPOLag, tiny(PPOLag.Config, total_steps=2 * STEPS_PER_ITER, num_evals=1), TOY_ENV_ID,
@@ -210,6 +212,7 @@ def test_corrupt_newest_checkpoint_falls_back_with_a_warning(tmp_path):
     runs.evaluate(run_dir, episodes=2)  # eval uses the readable one too
 
 
+@pytest.mark.slow
 def test_extending_a_finished_run_retracts_its_results_until_it_finishes(tmp_path, monkeypatch, capsys):
     from crax.studies import read_result
 

@@ -88,6 +88,7 @@ def test_resume_restores_learner_state_exactly(tmp_path):
     assert restored["env_steps"] == 2 * STEPS_PER_ITER and restored["iteration"] == 2
 
 
+@pytest.mark.slow
 def test_vmapped_seeds_train_independently(tmp_path):
     config = tiny(PPOLag.Config, total_steps=3 * STEPS_PER_ITER, num_seeds=3)
     result = runs.train("ppo-lag", config, ToyEnv(), run_dir=tmp_path / "s", progress=False)
@@ -102,6 +103,7 @@ def test_vmapped_seeds_train_independently(tmp_path):
 
 
 @pytest.mark.parametrize("cls", PPO_FAMILY, ids=lambda c: c.name)
+@pytest.mark.slow
 def test_every_learner_runs_one_compiled_program(cls):
     # The learning test's config: its init and one-iteration programs are the ones compiled here
     # (the persistent compile cache serves them to it), so each learner compiles once per run.
@@ -242,6 +244,7 @@ def test_checkpoint_of_another_config_is_rejected(tmp_path):
         ckpt.load_checkpoint(tmp_path / "r", bigger.abstract_state())
 
 
+@pytest.mark.slow
 def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
     """Without a terminal (capsys), training prints a plain line every 10 iterations and at the end."""
     run_dir = tmp_path / "run"

@@ -75,6 +75,7 @@ def check_kl_within_delta(cls, batch, before, after, metrics) -> None:
 
 
 @pytest.mark.parametrize("cls", [TRPOLag, PCPO], ids=lambda c: c.name)
+@pytest.mark.slow
 def test_one_update_on_the_toy_env_keeps_the_kl_within_delta(cls):
     check_kl_within_delta(cls, *one_update(cls, ToyEnvTwoCosts(), safety_bound=0.0))
 
@@ -111,6 +112,7 @@ def test_cpo_on_the_toy_env_in_the_infeasible_case_lowers_the_cost_surrogate():
 
 
 @pytest.mark.parametrize("cls", LEARNERS, ids=lambda c: c.name)
+@pytest.mark.slow
 def test_crax_train_runs_and_logs_the_step_statistics(tmp_path, cls):
     run_dir = tmp_path / "run"
     train_cli.train_main([cls.name, "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
@@ -138,6 +140,7 @@ def test_crax_train_runs_and_logs_the_step_statistics(tmp_path, cls):
 
 
 @pytest.mark.parametrize("cls", [TRPOLag, CUP], ids=lambda c: c.name)
+@pytest.mark.slow
 def test_trpo_lag_and_cup_keep_one_multiplier_per_budgeted_term(cls):
     config = tiny(cls.Config, budgets=("cost/hazard=1000", "cost/edge=0"), lambda_lr=2.0)
     trainer = Trainer(cls, config, ToyEnvTwoCosts())

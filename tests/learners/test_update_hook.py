@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 from flax import nnx
 
 from crax.learners import PPOLag, Trainer, TRPOLag
@@ -46,6 +47,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
     PINNED.write_text(json.dumps(one_ppo_lag_iteration(), indent=1, sort_keys=True) + "\n")
 
 
+@pytest.mark.slow
 def test_trust_region_update_regresses_the_critics_alone_and_steps_the_actor_once():
     """TRPO-Lag's hook: the base's critic epochs move the critics (and their Adam moments) but leave the
     actor's Adam moments at zero; the actor moves by the one trust-region step."""

@@ -89,6 +89,7 @@ def hand_transition(learner, n_steps=8, n_envs=8, seed=0):
     )
 
 
+@pytest.mark.slow
 def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(monkeypatch):
     config = tiny(PPOLag.Config, safety_bound=4.0, lambda_lr=0.5)
     trainer = Trainer(SpyLag, config, ToyEnv(episode_length=16))

@@ -49,6 +49,7 @@ def test_stage_ids_need_a_task_without_level():
         stage_ids("PointGoal1")
 
 
+@pytest.mark.slow
 def test_curriculum_carries_learner_and_optimizer_state_into_the_next_stage(tmp_path, monkeypatch):
     calls = spy_runs(monkeypatch)
     result = runs.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "c", progress=False)
@@ -73,6 +74,7 @@ def test_curriculum_carries_learner_and_optimizer_state_into_the_next_stage(tmp_
         (TOY_ENV_ID, 1, 128), (HARDER_ID, 129, 256)]
 
 
+@pytest.mark.slow
 def test_curriculum_resumes_exactly_across_the_stage_boundary(tmp_path, monkeypatch):
     whole = runs.train(PPOLag, CONFIG, stages=STAGES, run_dir=tmp_path / "whole", progress=False)
     original, count = Trainer.run, [0]
@@ -96,11 +98,13 @@ def test_curriculum_resumes_exactly_across_the_stage_boundary(tmp_path, monkeypa
     assert records(tmp_path / "cut") == records(whole.run_dir)
 
 
+@pytest.mark.slow
 def test_curriculum_stages_need_one_observation_size(tmp_path):
     with pytest.raises(ValueError, match="observation size"):
         runs.train(PPO, tiny(PPO.Config), stages=["PointGoal1", "PointVelocity1"], run_dir=tmp_path / "x")
 
 
+@pytest.mark.slow
 def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp_path):
     config = tiny(PPOLag.Config, total_steps=4 * 64, num_evals=1, lambda_init=0.25)
     result = transfer(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "t", progress=False)
@@ -130,6 +134,7 @@ def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp
         transfer(PPOLag, config, TOY_ENV_ID, run_dir=tmp_path / "t", progress=False)
 
 
+@pytest.mark.slow
 def test_transfer_from_an_existing_run_and_its_errors(tmp_path, capsys):
     ppo = runs.train(PPO, tiny(PPO.Config, total_steps=64, num_evals=0), TOY_ENV_ID, run_dir=tmp_path / "p",
                        progress=False)
