@@ -31,7 +31,7 @@ import jax
 import tyro
 
 import crax
-from crax.bench import bench
+from crax.bench import bench, host_cpu
 from crax.bench_ceiling import unavailable
 
 RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
@@ -93,7 +93,7 @@ def main(args: Args) -> None:
                 "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
                 "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
                 "devices": f"{len(jax.devices())} {device.platform}", "cpu_count": os.cpu_count(),
-                "machine": platform.machine(), "load_1min": round(load, 2),
+                "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
                 "date": datetime.date.today().isoformat(), "sitting": sitting,
             }
             if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:

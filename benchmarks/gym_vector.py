@@ -29,7 +29,7 @@ import tyro
 
 import crax
 import crax.gymnasium
-from crax.bench import check_counts
+from crax.bench import check_counts, host_cpu
 from crax.core.env import AutoReset, Vmap
 
 RESULTS = Path(__file__).parent / "results" / "gym_vector.jsonl"
@@ -94,7 +94,7 @@ def main(args: Args) -> None:
         "gym_steps_per_s": round(n / gym_s), "native_steps_per_s": round(n / native_s),
         "ratio": round(native_s / gym_s, 3),  # gym rate / native rate
         "gym_compile_s": round(gym_compile_s, 1), "native_compile_s": round(native_compile_s, 1),
-        "device": device.platform, "cpu_count": os.cpu_count(), "machine": platform.machine(),
+        "device": device.platform, "cpu_count": os.cpu_count(), "machine": platform.machine(), "cpu": host_cpu(),
         "load_1min": round(load, 2), "date": datetime.date.today().isoformat(),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,8 @@ are never typed by hand. Tables:
   each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
   Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
   ``bench_envs_gpu.jsonl``.
+- ``xla-flags``: ``xla_flags.jsonl`` (the latest sitting) written by ``benchmarks/xla_flags.py``: env and
+  training steps/s under each XLA flag set against XLA's defaults.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ def bench_envs_table() -> str:
     sizes = sorted({n for _, n in rows})
     head = " | ".join(f"N={n}" for n in sizes)
     lines = [
-        f"| body | env | env steps/s at {head} | env / physics cost at {head} | load (1 min) |",
-        "|---|---|" + "---|" * (2 * len(sizes) + 1),
+        f"| body | env | env steps/s at {head} | env / physics cost at {head} | load (1 min) | CPU |",
+        "|---|---|" + "---|" * (2 * len(sizes) + 2),
     ]
     order = sorted(by_env, key=lambda e: (next(iter(by_env[e].values()))["body"], e))
     for env in order:
@@ -72,10 +74,16 @@ def bench_envs_table() -> str:
         sps = " | ".join(f"{per_n[n]['env_steps_per_s']:,}" if n in per_n else "–" for n in sizes)
         ratio = " | ".join(f"{per_n[n]['ratio']:.2f}×" if n in per_n else "–" for n in sizes)
         loads = [per_n[n]["load_1min"] for n in sizes if n in per_n]
-        lines.append(f"| {first['body']} | {env} | {sps} | {ratio} | {min(loads):.1f}–{max(loads):.1f} |")
+        cpus = sorted({per_n[n].get("cpu", "not recorded") for n in sizes if n in per_n})
+        lines.append(f"| {first['body']} | {env} | {sps} | {ratio} | {min(loads):.1f}–{max(loads):.1f} | {', '.join(cpus)} |")
     lines[0] = lines[0].replace(f"env steps/s at {head}", " | ".join(f"steps/s N={n}" for n in sizes))
     lines[0] = lines[0].replace(f"env / physics cost at {head}", " | ".join(f"env/physics N={n}" for n in sizes))
     return "\n".join(lines)
+
+
+def _cpu(row: dict) -> str:
+    """`, <CPU model>` where the row recorded it (rows from before 2026-11-28 did not)."""
+    return f", {row['cpu']}" if "cpu" in row else ""
 
 
 def learning_table(env: str) -> str:
@@ -133,7 +141,7 @@ def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
     for env, r in sorted(same.items(), key=lambda kv: (kv[0] != base, kv[0])):
         lines.append(f"| {env} | {r['env_steps_per_s']:,} | {ref / r['env_steps_per_s']:.2f}× | "
                      f"{ref_physics / r['physics_steps_per_s']:.2f}× | {r['ratio']:.2f}× |")
-    lines.append(f"\nOne sitting ({sittings[-1][:16].replace('T', ' ')} UTC, {same[base]['devices']}), "
+    lines.append(f"\nOne sitting ({sittings[-1][:16].replace('T', ' ')} UTC, {same[base]['devices']}{_cpu(same[base])}), "
                  f"load {min(loads):.1f}–{max(loads):.1f}.")
     return "\n".join(lines)
 
@@ -159,7 +167,7 @@ def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
         lines.append(f"| {r['body']} | {env} | {r['env_steps_per_s']:,} | {r['ceiling_steps_per_s']:,}{stopped} | "
                      f"{r['ceiling_ratio']:.2f}× |")
     any_row = next(iter(same.values()))
-    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, crax on {any_row['devices']}, C MuJoCo on "
+    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, crax on {any_row['devices']}{_cpu(any_row)}, C MuJoCo on "
                  f"{'/'.join(map(str, threads))} CPU threads), load {min(loads):.1f}–{max(loads):.1f}.")
     return "\n".join(lines)
 
@@ -210,7 +218,36 @@ def sg_transfer_table() -> str:
     return "\n".join(lines)
 
 
+def xla_flags_table() -> str:
+    path = RESULTS / "xla_flags.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not rows:
+        return "No sitting in `xla_flags.jsonl` yet; `python benchmarks/xla_flags.py` on a quiet machine fills this table."
+    sitting = max(r["sitting"] for r in rows)
+    same = [r for r in rows if r["sitting"] == sitting]
+    flag_sets = sorted({r["xla_flags"] for r in same}, key=lambda f: (f != "", f))
+    base, others = flag_sets[0], flag_sets[1:]
+    metric = lambda r: r.get("train_steps_per_s", r.get("env_steps_per_s"))  # noqa: E731
+    by = {(r["xla_flags"], r["env"], r["num_envs"]): metric(r) for r in same}
+    label = lambda f: f"`{f}`" if f else "XLA's defaults"  # noqa: E731
+    lines = [f"| what | N | {label(base)} steps/s | " + " | ".join(f"{label(f)} steps/s | speed-up" for f in others) + " |",
+             "|---|---|---|" + "---|---|" * len(others)]
+    for env, n in sorted({(r["env"], r["num_envs"]) for r in same}, key=lambda k: (k[0].startswith("train"), k)):
+        b = by.get((base, env, n))
+        cells = []
+        for f in others:
+            v = by.get((f, env, n))
+            cells.append(f"{v:,} | {v / b:.2f}×" if v and b else "– | –")
+        lines.append(f"| {env} | {n} | {b:,} | " + " | ".join(cells) + " |")
+    r0 = same[0]
+    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, {r0['cpu']}, {r0['cpu_count']} cores), best of "
+                 f"{r0['rounds']} alternating rounds, load {r0['load_1min'][0]:.1f}–{r0['load_1min'][1]:.1f}.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
+    if name == "xla-flags":
+        return xla_flags_table()
     if name == "bench-envs":
         return bench_envs_table()
     if name == "tau":
@@ -237,7 +274,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

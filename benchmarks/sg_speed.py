@@ -68,7 +68,7 @@ def main() -> None:
         parser.error("--sg-python is required: a Python 3.10 with safety-gymnasium==1.0.0")
 
     import crax
-    from crax.bench import bench
+    from crax.bench import bench, host_cpu
 
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     load_before = os.getloadavg()[0]
@@ -86,6 +86,7 @@ def main() -> None:
             crax_rates[str(n)] = round(row.env_steps_per_s)
         record = {**{k: (round(v) if k == "sg_steps_per_s" else v) for k, v in sg[env_id].items()},
                   "crax_steps_per_s": crax_rates, "cpu_count": os.cpu_count(), "machine": platform.machine(),
+                  "cpu": host_cpu(),
                   "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                   "date": datetime.date.today().isoformat(), "sitting": sitting}
         with open(RESULTS, "a") as f:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
+import platform
 import time
 from typing import Any
 
@@ -42,6 +44,29 @@ class BenchRow:
         if self.ceiling_steps_per_s is None:
             return None
         return self.env_steps_per_s / self.ceiling_steps_per_s
+
+
+@functools.cache
+def host_cpu() -> str:
+    """The host CPU's model and its widest x86 vector extension, e.g. ``AMD EPYC (avx2)``.
+
+    XLA's CPU code is vectorised for the host, so the same machine kind with another CPU model
+    (AVX-512 or not) gives very different JAX steps/s while C MuJoCo's barely move: records say which.
+    """
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+                    break
+    except OSError:
+        pass
+    widest = next((ext for ext in ("avx512f", "avx2", "avx", "sse4_2") if ext in flags), None)
+    return f"{model} ({widest.removesuffix('f')})" if widest else model
 
 
 def _compile(fn, *args) -> tuple[Any, float]:
@@ -155,8 +180,8 @@ def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str
     threads = sorted({r.ceiling_threads for r in rows if r.ceiling_threads})
     c_note = f"; C MuJoCo: mujoco.rollout on {'/'.join(map(str, threads))} CPU thread(s)" if threads else ""
     lines = [
-        f"{env_id} on {len(devices)} {devices[0].platform} device(s), physics {physics}, random actions, "
-        f"auto-reset included{c_note}",
+        f"{env_id} on {len(devices)} {devices[0].platform} device(s) ({host_cpu()}), physics {physics}, "
+        f"random actions, auto-reset included{c_note}",
         f"{'num_envs':>9} {'compile s':>10} {'env steps/s':>13} {'physics steps/s':>16} {'env/physics cost':>17}"
         f" {'C MuJoCo steps/s':>17} {'crax/C':>8}",
     ]
