@@ -5,7 +5,7 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served Goal, Circle, Push and Button id (the Point's; Goal, Circle and Push on the Ant too) it records the
+For each served Goal, Circle, Push and Button id (the Point's and the Ant's) it records the
 spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
@@ -35,7 +35,9 @@ qpos (root position and quaternion, 8 hinge angles), qvel and the 8 controls; it
 from its reset pose (in the air, falling), a standing pose (that pose after 1 s of zero action,
 moved and turned on the floor), a tilted, spinning pose in the air, and lying on its back (dead).
 Each rollout step also records its height, qpos, qvel and whether it is alive; a rollout stops
-where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's.
+where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's. On Button
+(:class:`AntButtonScene`) a button is pressed 3 mm into a foot (:meth:`AntButtonScene.sphere_against`)
+and the Ant, flying at 2 m/s, strikes one 1 cm deep.
 """
 
 from __future__ import annotations
@@ -399,9 +401,7 @@ class ButtonScene(Scene):
             vadr = m.jnt_dofadr[m.joint(f"gremlin{i}obj").id]
             d.qvel[vadr: vadr + 6] = 0.0
             d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]] = 0.0
-        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
-        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
-        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        start = self.write_agent(d, agent)
         d.time = 0.0
         self.task.buttons.timer = timer
         mujoco.mj_forward(m, d)
@@ -411,9 +411,7 @@ class ButtonScene(Scene):
                                        **{f"gremlin{i}": np.asarray(full["gremlins"][i][:2]) for i in range(n["gremlins"])}}
         self.task.random_generator.layout = self.task.world_info.layout
         self.task.last_dist_goal = self.task.dist_goal()
-        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full, "goal_button": goal_button,
-                "timer": timer}
+        return {"agent": start, "layout": full, "goal_button": goal_button, "timer": timer}
 
     def record_state(self, name: str, agent: dict, layout: dict, goal_button: int = 0, timer: int = 0) -> dict:
         start = self.set(agent, layout, goal_button, timer)
@@ -438,6 +436,8 @@ class ButtonScene(Scene):
                           "gremlins": [d.body(f"gremlin{i}obj").xpos.tolist() for i in gremlins],
                           "gremlins_mocap": [d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]].tolist() for i in gremlins],
                           **self.agent_state()})
+            if terminated:  # the Ant died (Safety-Gymnasium's episode ends)
+                break
         return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps}
 
 
@@ -746,6 +746,94 @@ def ant_push_records(env_id: str) -> dict:
                     "states": states, "rollouts": rollouts})
 
 
+
+class AntButtonScene(AntAgent, ButtonScene):
+    """A Button env on the Ant, set by hand."""
+
+    def sphere_against(self, state: dict, geom: str, radius: float, *, height: float | None = None,
+                       depth: float = 0.003, reach: float = 0.02) -> list[float]:
+        """Where to put a sphere's centre (``radius``, at ``height``: a button's, its radius) so
+        that it presses ``depth`` into the Ant's capsule ``geom`` (a foot), the Ant in ``state``:
+        on the line from the torso through the capsule's outer end, as far out as leaves the
+        sphere ``radius + reach − depth`` from the capsule's axis (bisection on that distance)."""
+        height = radius if height is None else height
+        self.set(state, {})
+        d, m = self.task.data, self.task.model
+        g = d.geom(geom)
+        axis = g.xmat.reshape(3, 3)[:, 2] * m.geom(geom).size[1]
+        a, b = g.xpos - axis, g.xpos + axis
+        out = (b[:2] - d.body("agent").xpos[:2]) / np.linalg.norm(b[:2] - d.body("agent").xpos[:2])
+
+        def gap(t: float) -> float:
+            c = np.array([*(b[:2] + out * t), height])
+            u = np.clip(np.dot(c - a, b - a) / np.dot(b - a, b - a), 0.0, 1.0)
+            return float(np.linalg.norm(c - (a + u * (b - a)))) - (radius + reach - depth)
+
+        lo, hi = -0.1, radius + reach  # gap(lo) < 0 < gap(hi)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+        return [float(v) for v in b[:2] + out * lo]
+
+
+def ant_button_records(env_id: str) -> dict:
+    """Button on the Ant: states for every lidar (buttons, goal, hazards, gremlins; the Ant standing
+    and tilted), the timer blanking the buttons lidar, buttons pressed 3 mm into a foot (the goal
+    button; a wrong one, with the timer at 0 and running; two wrong ones), hazard costs, gremlins
+    pressed into feet; rollouts (levels 0 and 2): a two-step flight that strikes a button 1 cm deep
+    (the goal button: a press, the timer's ten steps; a wrong one: its cost), death, a walk among
+    the buttons (level 0); the gremlins circling the standing Ant and one sweeping it (level 2)."""
+    s = AntButtonScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    buttons = [[0.9, 0.3], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    states.append(s.record_state("buttons_seen", turned(stand, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"], {"buttons": buttons}, goal_button=3))
+    states.append(s.record_state("timer_running", turned(stand, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1,
+                                 timer=4))
+    one = s.sphere_against(stand, "left_ankle_geom", s.task.buttons.size)  # a button 3 mm into the front left foot
+    two = s.sphere_against(stand, "third_ankle_geom", s.task.buttons.size)  # and one into the back left foot
+    touch = [one, *buttons[1:]]
+    states.append(s.record_state("touching_goal_button", stand, {"buttons": touch}, goal_button=0))
+    states.append(s.record_state("touching_wrong_button", stand, {"buttons": touch}, goal_button=2))
+    states.append(s.record_state("touching_wrong_button_timer", stand, {"buttons": touch}, goal_button=2, timer=3))
+    states.append(s.record_state("touching_two_wrong_buttons", stand, {"buttons": [one, two, *buttons[2:]]},
+                                 goal_button=3))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        gr = [[0.8, -0.5, 0.3], [-0.9, -0.2, 1.2], [0.2, 1.1, 2.0], [-1.2, 1.3, 0.0]]
+        states.append(s.record_state("hazards_and_gremlins_seen_tilted", ant["tilted_moving"],
+                                     {"buttons": buttons, "hazards": hz, "gremlins": gr}, goal_button=2))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.45, 0.3], 1.0),
+                                     {"buttons": buttons, "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"buttons": buttons, "hazards": hz}))
+        xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.1)  # a gremlin's side 3 mm into the front left foot
+        states.append(s.record_state("gremlin_against_foot", stand, {"buttons": buttons, "gremlins": [[*xy, yaw]]}))
+        xy2, yaw2 = s.pressed_against(stand, "fourth_ankle_geom", 0.1)
+        states.append(s.record_state("two_gremlins_against_feet", stand,
+                                     {"buttons": buttons, "gremlins": [[*xy, yaw], [*xy2, yaw2]]}))
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its counts)
+        return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+    # 0.28 m up in its reset pose at 2 m/s: a foot strikes button 0 (1 cm deep) in the second step; it lands clear
+    flight = {"qpos": ant_qpos([0.0, 0.0], z=0.28), "qvel": [2.0, 0.0, *[0.0] * 12]}
+    strike = [[0.53, 0.1], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    rollouts.append(s.record_rollout("press_goal_button", flight, {"buttons": strike}, np.zeros((14, 8)), goal_button=0))
+    rollouts.append(s.record_rollout("press_wrong_button", flight, {"buttons": strike}, np.zeros((14, 8)), goal_button=1))
+    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"buttons": buttons}, np.zeros((1, 8))))
+    far_buttons = [[-1.6, 1.4], [1.2, 1.5], [-1.5, -1.6], [1.8, -1.0]]
+    if level == 0:
+        rollouts.append(s.record_rollout("dynamics", stand, {"buttons": far_buttons}, ant_gait(100)))
+    else:
+        circling = [[0.7, 0.2, 0.3], [-0.6, -0.7, 1.0], [0.1, 1.0, 2.5], [-1.1, 0.6, 4.0]]
+        rollouts.append(s.record_rollout("gremlins_circle", turned(stand, [0.0, -0.2], 0.0),
+                                         {"buttons": [[1.3, -1.3]], "gremlins": circling}, np.zeros((60, 8))))
+        rollouts.append(s.record_rollout("gremlin_sweeps_agent", turned(stand, [0.45, 0.0], 0.0),
+                                         {"buttons": [[1.3, -1.3]], "gremlins": [[0.0, 0.0, 0.0]]}, np.zeros((40, 8))))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -769,7 +857,8 @@ def main() -> None:
         print(env_id, "recorded", file=sys.stderr)
         for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
                                 (f"SafetyAntCircle{level}-v0", ant_circle_records),
-                                (f"SafetyAntPush{level}-v0", ant_push_records)):
+                                (f"SafetyAntPush{level}-v0", ant_push_records),
+                                (f"SafetyAntButton{level}-v0", ant_button_records)):
             out["tasks"][env_id] = records(env_id)
             print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)

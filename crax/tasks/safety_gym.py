@@ -30,7 +30,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
     SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
-    SafetyButton: (SafetyGymPoint,),
+    SafetyButton: (SafetyGymPoint, SafetyGymNavigationAnt),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
