@@ -271,14 +271,26 @@ class OffPolicyLearner(Learner):
         (_, metrics), grads = value_and_grad(self.critic_loss, self.critics, x, batch["action"], y_r, y_c)
         optimizers["critics"].update(self.critics, grads)
 
-        due = self.actor_due(step)
-        held = jax.tree.map(lambda x: x, nnx.state((self, optimizers)))  # values now, not the live variables
-        (_, actor_metrics), grads = value_and_grad(self.actor_loss, self.actor, x, k_actor)
-        optimizers["actor"].update(self.actor, grads)
-        actor_metrics.update(self.extra_update(optimizers, x, k_extra))
-        self.update_targets()
-        stepped = nnx.state((self, optimizers))
-        nnx.update((self, optimizers), jax.tree.map(lambda new, old: jnp.where(due, new, old), stepped, held))
+        graphdef, state = nnx.split((self, optimizers))
+
+        def actor_step(state):
+            learner, optimizers = nnx.merge(graphdef, state)
+            (_, actor_metrics), grads = value_and_grad(learner.actor_loss, learner.actor, x, k_actor)
+            optimizers["actor"].update(learner.actor, grads)
+            actor_metrics.update(learner.extra_update(optimizers, x, k_extra))
+            learner.update_targets()
+            return nnx.state((learner, optimizers)), actor_metrics
+
+        def hold(state):  # a step that is not due: the same metrics, from the actor's loss alone
+            learner, _ = nnx.merge(graphdef, state)
+            _, actor_metrics = learner.actor_loss(learner.actor, x, k_actor)
+            extra = jax.eval_shape(actor_step, state)[1]
+            return state, {k: actor_metrics.get(k, jnp.zeros(v.shape, v.dtype)) for k, v in extra.items()}
+
+        # a conditional, not a select of both: a step that is not due (TD3's delay) skips the actor's
+        # gradient, its optimizer and the targets' update
+        state, actor_metrics = jax.lax.cond(self.actor_due(step), actor_step, hold, state)
+        nnx.update((self, optimizers), state)
         return {**metrics, **actor_metrics}
 
     def target_pairs(self) -> list[tuple[nnx.Module, nnx.Module]]:
