@@ -31,7 +31,7 @@ DYNAMICS = {"short": 25, "xy": 1e-4, "heading": 1e-3, "reward": 1e-4, "lidar": 1
             "mid": 50, "xy_mid": 1e-2, "xy_all": 0.1, "reward_all": 0.02}
 """The Goal tests' long rollout (150 steps) from rest at (0.5, 0) facing +y: the chassis' position
 (m), heading (rad), reward and circle-lidar bins over 25 steps, its position over 50, its position
-and reward over all 150. Measured (levels 0 and 2): ≤ 7.3e-6 m, 1.7e-5 rad, 1.0e-6, 2.3e-5 over 25
+and reward over all 150. Measured (level 0; level 2 not yet run): ≤ 7.3e-6 m, 1.7e-5 rad, 1.0e-6, 2.3e-5 over 25
 steps; 9.2e-4 m over 50; 3.1e-2 m, 8.5e-3 over 150 (the lidar then 0.14, not bounded)."""
 REWARD_STEPS = ["reward_along_on_radius", "reward_against_on_radius", "reward_along_inside", "reward_outside",
                 "reward_radial", "reward_near_origin"]
