@@ -814,6 +814,21 @@ def car_states(s: CarAgent) -> dict[str, dict]:
     }
 
 
+CAR_STEP_KEYS = ("reward", "cost", "goal_met", "cost_info", "xy", "yaw")
+"""What a Car rollout keeps of each step: what the tests compare (:func:`lean`)."""
+CAR_DYNAMICS_OBS = 25
+"""The steps of a Car ``dynamics`` rollout whose observation is kept (the tests bound its lidar over these)."""
+
+
+def lean(rollout: dict, obs_steps: int = 0, keep: tuple[str, ...] = ()) -> dict:
+    """A Car rollout cut to what the tests compare: each step's :data:`CAR_STEP_KEYS` (and ``keep``),
+    its full observation only at the first ``obs_steps`` steps (its qpos, qvel, height and raw cost
+    terms are dropped)."""
+    steps = [{**{k: s[k] for k in (*CAR_STEP_KEYS, *keep)}, **({"obs": s["obs"]} if i < obs_steps else {})}
+             for i, s in enumerate(rollout["steps"])]
+    return {**rollout, "steps": steps}
+
+
 def car_moving(rest: dict, xy, yaw: float, speed: float, ctrl=(0.0, 0.0)) -> dict:
     """The resting Car moved to ``xy``, turned by ``yaw`` and rolling forward at ``speed``."""
     return {**turned(rest, xy, yaw), "qvel": car_forward(yaw, speed), "ctrl": list(ctrl)}
@@ -847,13 +862,15 @@ def car_goal_records(env_id: str) -> dict:
         # 3 mm into the front bumper (its face at y = −0.175) and into the right wheel's outer face (x = 0.155)
         states.append(s.record_state("vase_against_bumper", rest, {"goal": [[1.0, 1.0]], "vases": [[0.0, -0.272, 0.0]]}))
         states.append(s.record_state("vase_against_wheel", rest, {"goal": [[1.0, 1.0]], "vases": [[0.252, 0.1, 0.0]]}))
-        rollouts.append(s.record_rollout("vase_pushed", rest, {"goal": [[1.5, -1.5]], "vases": [[0.0, -0.45, 0.4]]},
-                                         np.tile([[1.0, 1.0]], (15, 1))))
-    rollouts.append(s.record_rollout("approach_goal", rest, {"goal": [[0.0, -0.9]]}, np.tile([[1.0, 1.0]], (10, 1))))
-    rollouts.append(s.record_rollout("reach_goal", car_moving(rest, [0.0, 0.0], 0.0, 0.5), {"goal": [[0.0, -0.32]]},
-                                     np.tile([[1.0, 1.0]], (3, 1))))
-    rollouts.append(s.record_rollout("dynamics", rest, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
-                                     car_drive(150)))
+    if level == 2:  # the tests push a vase at level 2 only (level 1's vase costs nothing)
+        rollouts.append(lean(s.record_rollout("vase_pushed", rest, {"goal": [[1.5, -1.5]], "vases": [[0.0, -0.45, 0.4]]},
+                                              np.tile([[1.0, 1.0]], (15, 1)))))
+    rollouts.append(lean(s.record_rollout("approach_goal", rest, {"goal": [[0.0, -0.9]]}, np.tile([[1.0, 1.0]], (10, 1)))))
+    rollouts.append(lean(s.record_rollout("reach_goal", car_moving(rest, [0.0, 0.0], 0.0, 0.5), {"goal": [[0.0, -0.32]]},
+                                          np.tile([[1.0, 1.0]], (3, 1)))))
+    if level != 1:  # the tests drive levels 0 and 2 (level 1 differs from 2 in its counts and vase cost)
+        rollouts.append(lean(s.record_rollout("dynamics", rest, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
+                                              car_drive(150)), CAR_DYNAMICS_OBS))
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
@@ -862,6 +879,7 @@ def car_circle_records(env_id: str) -> dict:
     range, tilted and moving; one-step rewards rolling along, against and across the circle;
     12-step drives across the sigwalls; a dynamics rollout. The same cases at every level."""
     s = CarCircleScene(env_id)
+    level = int(env_id.split("-")[0][-1])
     car = car_states(s)
     rest, diagonal = car["rest"], 1.5 / np.sqrt(2)
     states = [s.record_state(name, agent, {}) for name, agent in [
@@ -877,10 +895,12 @@ def car_circle_records(env_id: str) -> dict:
         ("far_in_lidar_range", turned(rest, [3.0, 2.5], -0.6)),
         ("beyond_lidar_range", turned(rest, [4.5, -4.2], 1.7)),
     ]]
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its y walls' absence)
+        return rounded({**s.spaces(), "states": states, "rollouts": []})
     # one step each: the reward of a step from a set pose and velocity; the car drives along its
     # chassis' −y axis, so yaw + π/2 is its heading
     quarter = np.pi / 2
-    rollouts = [s.record_rollout(name, agent, {}, np.asarray([action])) for name, agent, action in [
+    rollouts = [lean(s.record_rollout(name, agent, {}, np.asarray([action])), 1) for name, agent, action in [
         ("reward_along_on_radius", car_moving(rest, [diagonal, diagonal], 3 * np.pi / 4 + quarter, 0.5), [1.0, 1.0]),
         ("reward_against_on_radius", car_moving(rest, [diagonal, -diagonal], 3 * np.pi / 4 + quarter, 0.5), [0.01, -0.01]),
         ("reward_along_inside", car_moving(rest, [0.4, 0.3], 2.2 + quarter, 0.4), [0.0, 0.0]),
@@ -888,13 +908,15 @@ def car_circle_records(env_id: str) -> dict:
         ("reward_radial", car_moving(rest, [0.6, 0.8], 0.93 + quarter, 0.5), [0.0, 0.0]),
         ("reward_near_origin", car_moving(rest, [0.05, -0.02], -0.3 + quarter, 0.3), [0.005, 0.0]),
     ]]
-    rollouts += [s.record_rollout(name, agent, {}, np.tile([[1.0, 1.0]], (12, 1))) for name, agent in [
+    rollouts += [lean(s.record_rollout(name, agent, {}, np.tile([[1.0, 1.0]], (12, 1)))) for name, agent in [
         ("cross_x_plus", car_moving(rest, [0.95, 0.2], quarter, 0.7)),
         ("cross_x_minus", car_moving(rest, [-0.95, -0.4], np.pi + quarter, 0.7)),
         ("cross_y_minus", car_moving(rest, [0.3, -0.95], 0.0, 0.7)),
     ]]
-    rollouts.append(s.record_rollout("dynamics", turned(rest, [0.5, 0.0], np.pi / 2), {}, car_drive(150)))
+    rollouts.append(lean(s.record_rollout("dynamics", turned(rest, [0.5, 0.0], np.pi / 2), {}, car_drive(150)),
+                         CAR_DYNAMICS_OBS))
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
 
 
 def main() -> None:
