@@ -919,6 +919,138 @@ def car_circle_records(env_id: str) -> dict:
 
 
 
+class CarPushScene(CarAgent, PushScene):
+    """A Push env on the Car, set by hand (Safety-Gymnasium gives the Car a smaller, lighter box:
+    half-size 0.125, density 0.0005)."""
+
+
+def car_push_records(env_id: str) -> dict:
+    """Push on the Car: states for every lidar (the box, goal, hazards, pillars; the Car resting,
+    rolling and tilted), the box and pillars pressed 3 mm into the front bumper and a wheel's outer
+    face (level 2: two pillars' contact cost); rollouts at levels 0 and 2: driving at the box (the
+    agent–box reward), the box reaching the goal, and (level 0) a drive that pushes the box 0.6 m,
+    (level 2) one into a pillar."""
+    s = CarPushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest = car["rest"]
+    size = s.task.push_box.size
+    bumper, wheel = [0.0, -0.175 - size + 0.003], [0.155 + size - 0.003, 0.1]  # 3 mm into the face
+    states = [
+        s.record_state("box_and_goal", turned(rest, [0.1, -0.2], 0.7), {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}),
+        s.record_state("rolling_driven", car_moving(rest, [-0.3, 0.5], -2.5, 0.5, (1.0, -0.4)),
+                       {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}),
+        s.record_state("tilted_moving", car["tilted_moving"], {"goal": [[0.9, -0.7]], "push_box": [[np.cos(np.pi / 8), np.sin(np.pi / 8), 1.0]]}),
+        s.record_state("box_against_bumper", rest, {"goal": [[-1.0, 1.0]], "push_box": [[*bumper, 0.0]]}),
+        s.record_state("box_against_wheel", rest, {"goal": [[-1.0, 1.0]], "push_box": [[*wheel, 0.0]]}),
+    ]
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        pillar = s.task.pillars.size
+        states += [
+            s.record_state("hazards_and_pillars_seen", turned(rest, [0.0, 0.0], 0.3),
+                           {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("hazard_inside_edge", turned(rest, [0.35, 0.3], 1.0),
+                           {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("hazard_inside_centre", turned(rest, [0.62, 0.31], -1.0),
+                           {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("box_in_hazard", turned(rest, [0.0, -0.45], 0.0),
+                           {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}),
+            s.record_state("pillar_against_bumper", rest,
+                           {"goal": [[-1.0, 1.0]], "pillars": [[0.0, -0.175 - pillar + 0.003]]}),
+            s.record_state("pillar_against_wheel", rest, {"goal": [[-1.0, 1.0]], "pillars": [[0.155 + pillar - 0.003, 0.1]]}),
+        ]
+    if level >= 2:
+        states.append(s.record_state("two_pillars_touched", rest, {"goal": [[-1.0, 1.0]], "pillars": [
+            [0.0, -0.175 - pillar + 0.003], [0.155 + pillar - 0.003, 0.1]]}))
+    rollouts = []
+    box_keys = ("box_pos", "dist_box", "dist_box_goal")
+    if level != 1:  # the tests step levels 0 and 2
+        rollouts.append(lean(s.record_rollout("approach_box", rest, {"goal": [[1.2, 1.2]], "push_box": [[0.0, -0.9, 0.0]]},
+                                              np.tile([[1.0, 1.0]], (12, 1))), keep=box_keys))
+        rollouts.append(lean(s.record_rollout("box_reaches_goal", turned(rest, [-0.8, -0.8], 0.0),
+                                              {"goal": [[0.5, 0.0]], "push_box": [[0.25, 0.0, 0.0]]}, np.zeros((2, 2))),
+                             keep=box_keys))
+    if level == 0:  # struck by the bumper at step 7, pushed 0.6 m along −y
+        rollouts.append(lean(s.record_rollout("push_box", rest, {"goal": [[1.2, 1.2]], "push_box": [[0.0, -0.45, 0.0]]},
+                                              np.tile([[1.0, 1.0]], (30, 1))), keep=box_keys))
+    if level == 2:
+        rollouts.append(lean(s.record_rollout("pillar_bump", rest, {"goal": [[1.2, 1.2]], "pillars": [[0.0, -0.6]]},
+                                              np.tile([[1.0, 1.0]], (25, 1)))))
+    box = s.task.model.body("push_box")
+    return rounded({**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+                    "states": states, "rollouts": rollouts})
+
+
+class CarButtonScene(CarAgent, ButtonScene):
+    """A Button env on the Car, set by hand: :class:`ButtonScene`'s layout, then the Car's whole
+    state written over the Point's three joints that :meth:`ButtonScene.set` writes."""
+
+    def set(self, agent: dict, layout: dict, goal_button: int = 0, timer: int = 0) -> dict:
+        start = super().set({"xy": [0.0, 0.0]}, layout, goal_button, timer)
+        m, d = self.task.model, self.task.data
+        written = self.write_agent(d, agent)
+        mujoco.mj_forward(m, d)
+        self.task.world_info.layout["agent"] = d.body("agent").xpos[:2].copy()
+        self.task.last_dist_goal = self.task.dist_goal()
+        return {**start, "agent": written}
+
+
+def car_button_records(env_id: str) -> dict:
+    """Button on the Car: states for every lidar and cost (buttons pressed 3 mm into the front and
+    back bumpers, the timer; hazards; gremlins seen, against the bumper and a wheel's face); at
+    levels 0 and 2, drives into the goal button and a wrong one (press, timer, rewards, button
+    cost), at level 2 a gremlin sweeping the Car, at level 0 the dynamics drive."""
+    s = CarButtonScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest = car["rest"]
+    buttons = [[0.9, 0.3], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    front, back = [0.0, -0.175 - 0.1 + 0.003], [0.0, 0.16 + 0.1 - 0.003]  # a button (radius 0.1) 3 mm into a bumper
+    touch = [front, *buttons[1:]]
+    states = [
+        s.record_state("buttons_seen", turned(rest, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1),
+        s.record_state("buttons_rolling_driven", car_moving(rest, [-0.3, 0.5], -2.5, 0.5, (1.0, -0.4)),
+                       {"buttons": buttons}, goal_button=3),
+        s.record_state("tilted_moving", car["tilted_moving"], {"buttons": buttons}, goal_button=2),
+        s.record_state("timer_running", turned(rest, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1, timer=4),
+        s.record_state("touching_goal_button", rest, {"buttons": touch}, goal_button=0),
+        s.record_state("touching_wrong_button", rest, {"buttons": touch}, goal_button=2),
+        s.record_state("touching_wrong_button_timer", rest, {"buttons": touch}, goal_button=2, timer=3),
+        s.record_state("touching_two_wrong_buttons", rest, {"buttons": [front, back, *buttons[2:]]}, goal_button=3),
+    ]
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        gr = [[0.8, -0.5, 0.3], [-0.9, -0.2, 1.2], [0.2, 1.1, 2.0], [-1.2, 1.3, 0.0]]
+        states += [
+            s.record_state("hazard_inside_edge", turned(rest, [0.45, 0.3], 1.0), {"buttons": buttons, "hazards": hz}),
+            s.record_state("two_hazards_inside", turned(rest, [0.0, 0.0], 2.0),
+                           {"buttons": buttons, "hazards": [[0.1, 0.05], [-0.08, -0.1]]}),
+            s.record_state("gremlins_seen", turned(rest, [0.0, 0.0], -0.4), {"buttons": buttons, "gremlins": gr}),
+            # a gremlin (a box of half-size 0.1) 3 mm into the front bumper and into the right wheel's outer face
+            s.record_state("gremlin_against_bumper", rest, {"buttons": buttons, "gremlins": [[0.0, -0.272, 0.0]]}),
+            s.record_state("gremlin_against_wheel", rest, {"buttons": buttons, "gremlins": [[0.252, 0.1, 0.0]]}),
+        ]
+    rollouts = []
+    step_keys = ("goal_button", "timer")
+    if level != 1:  # the tests step levels 0 and 2
+        press = [[0.0, -0.55], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]  # 0.275 m ahead of the bumper
+        rollouts.append(lean(s.record_rollout("press_goal_button", rest, {"buttons": press}, np.tile([[1.0, 1.0]], (30, 1)),
+                                              goal_button=0), 30, keep=step_keys))
+        rollouts.append(lean(s.record_rollout("press_wrong_button", rest, {"buttons": press}, np.tile([[1.0, 1.0]], (20, 1)),
+                                              goal_button=1), 20, keep=step_keys))
+    if level == 2:
+        rollouts.append(lean(s.record_rollout("gremlin_sweeps_agent", turned(rest, [0.45, 0.0], 0.0),
+                                              {"buttons": [[1.3, -1.3]], "gremlins": [[0.0, 0.0, 0.0]]}, np.zeros((90, 2))),
+                             keep=step_keys))
+    if level == 0:
+        layout = {"buttons": [[-1.6, 1.4], [1.2, 1.5], [-1.5, -1.6], [1.8, -1.0]]}
+        rollouts.append(lean(s.record_rollout("dynamics", rest, layout, car_drive(150), goal_button=0), CAR_DYNAMICS_OBS))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -947,7 +1079,9 @@ def main() -> None:
             print(env_id, "recorded", file=sys.stderr)
     for level in (0, 1, 2):
         for env_id, records in ((f"SafetyCarGoal{level}-v0", car_goal_records),
-                                (f"SafetyCarCircle{level}-v0", car_circle_records)):
+                                (f"SafetyCarCircle{level}-v0", car_circle_records),
+                                (f"SafetyCarPush{level}-v0", car_push_records),
+                                (f"SafetyCarButton{level}-v0", car_button_records)):
             out["tasks"][env_id] = records(env_id)
             print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)

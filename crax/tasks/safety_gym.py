@@ -30,8 +30,8 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
-    SafetyButton: (SafetyGymPoint,),
+    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyButton: (SafetyGymPoint, SafetyGymCar),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
