@@ -14,7 +14,6 @@ import re
 
 from crax.bodies.base import Body
 from crax.bodies.safety_ant import SafetyGymAnt
-from crax.bodies.safety_car import SafetyGymCar
 from crax.bodies.safety_half_cheetah import SafetyGymHalfCheetah
 from crax.bodies.safety_hopper import SafetyGymHopper
 from crax.bodies.safety_humanoid import SafetyGymHumanoid
@@ -26,12 +25,12 @@ from crax.suites.base import Suite
 from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
-    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
-    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt),
+    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
-    SafetyButton: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
+    SafetyButton: (SafetyGymPoint,),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
