@@ -112,35 +112,6 @@ def test_host_devices_go_into_xla_flags(monkeypatch, flags, count, expected):
     assert os.environ.get("XLA_FLAGS") == expected
 
 
-YNN = "--xla_cpu_experimental_ynn_fusion_type"
-
-
-@pytest.mark.parametrize(("flags", "switch", "expected"), [
-    (None, None, f"{YNN}=-LIBRARY_FUSION_TYPE_REDUCE"),
-    ("--xla_dump_to=x", "1", f"--xla_dump_to=x {YNN}=-LIBRARY_FUSION_TYPE_REDUCE"),
-    (f"{YNN}=LIBRARY_FUSION_TYPE_REDUCE", None, f"{YNN}=LIBRARY_FUSION_TYPE_REDUCE"),  # the user's wins
-    ("--xla_dump_to=x", "0", "--xla_dump_to=x"),  # CRAX_XLA_DEFAULTS=0: none added
-])
-def test_xla_defaults_go_into_xla_flags_unless_the_user_set_them(monkeypatch, flags, switch, expected):
-    if flags is None:
-        monkeypatch.delenv("XLA_FLAGS", raising=False)
-    else:
-        monkeypatch.setenv("XLA_FLAGS", flags)
-    if switch is None:
-        monkeypatch.delenv("CRAX_XLA_DEFAULTS", raising=False)
-    else:
-        monkeypatch.setenv("CRAX_XLA_DEFAULTS", switch)
-    startup.xla_defaults()
-    startup.xla_defaults()  # idempotent
-    assert os.environ.get("XLA_FLAGS") == expected
-
-
-def test_a_bad_xla_defaults_switch_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv("CRAX_XLA_DEFAULTS", "fast")
-    with pytest.raises(ValueError, match=r"CRAX_XLA_DEFAULTS='fast' is not a switch; use 1 .* or 0 \(off\)"):
-        startup.xla_defaults()
-
-
 def test_a_bad_host_device_count_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv("CRAX_HOST_DEVICES", "all")

@@ -13,10 +13,6 @@
   (``crax.devices.sharding``). XLA reads the flag when JAX starts its backends, so it only takes effect
   when crax starts work before the program's first JAX computation. ``CRAX_HOST_DEVICES=<n>``
   picks another count (1: no flag); a count already in ``XLA_FLAGS`` is kept.
-* **XLA CPU options** (:func:`xla_defaults`): the options in :data:`XLA_CPU_DEFAULTS`, chosen by
-  measurement (``benchmarks/xla_flags.py``, docs/performance.md), go into ``XLA_FLAGS`` the same way
-  and with the same limit (only before JAX starts its backends). An option the user's ``XLA_FLAGS``
-  already names is left as the user set it; ``CRAX_XLA_DEFAULTS=0`` adds none.
 * **XLA's C++ log** (:func:`quiet_xla_log`, the command line only): XLA logs "Very slow compile?
   If you want to file a bug, ..." at error level when a compile passes two minutes, which on a
   CPU is most compiles of a MuJoCo step. The command line keeps that log off the console unless
@@ -40,11 +36,6 @@ from crax.devices import lapack
 
 CACHE_ENV = "CRAX_COMPILE_CACHE"
 HOST_DEVICES_ENV = "CRAX_HOST_DEVICES"
-XLA_DEFAULTS_ENV = "CRAX_XLA_DEFAULTS"
-XLA_CPU_DEFAULTS: tuple[str, ...] = ("--xla_cpu_experimental_ynn_fusion_type=-LIBRARY_FUSION_TYPE_REDUCE",)
-"""XLA options crax adds for the CPU backend (docs/performance.md, "XLA options"): keep reductions off
-YNNPACK's library fusions, which XLA:CPU otherwise emits for the small per-env reductions of an MJX
-step (decision 63)."""
 _HOST_DEVICE_FLAG = "--xla_force_host_platform_device_count"
 _SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
@@ -58,19 +49,12 @@ def default_cache_dir() -> Path:
     return Path(base) / "crax" / "jax"
 
 
-def _switch(name: str, meaning: str) -> bool:
-    value = os.environ.get(name, "1").strip().lower()
-    if value not in _SWITCH:
-        raise ValueError(f"environment variable {name}={os.environ[name]!r} is not a switch; use 1 (the "
-                         f"default: {meaning}) or 0 (off)")
-    return _SWITCH[value]
-
-
 def _cache_wanted() -> bool:
-    try:
-        return _switch(CACHE_ENV, "cache compiled programs")
-    except ValueError as e:
-        raise ValueError(f"{e}. To move the cache, set JAX_COMPILATION_CACHE_DIR") from None
+    value = os.environ.get(CACHE_ENV, "1").strip().lower()
+    if value not in _SWITCH:
+        raise ValueError(f"environment variable {CACHE_ENV}={os.environ[CACHE_ENV]!r} is not a switch; use 1 (the "
+                         "default: cache compiled programs) or 0 (off). To move the cache, set JAX_COMPILATION_CACHE_DIR")
+    return _SWITCH[value]
 
 
 def compile_cache() -> str | None:
@@ -111,23 +95,10 @@ def host_devices() -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {_HOST_DEVICE_FLAG}={int(raw)}".strip()
 
 
-def xla_defaults() -> None:
-    """Adds each option of :data:`XLA_CPU_DEFAULTS` to ``XLA_FLAGS`` unless ``XLA_FLAGS`` names that
-    option already or ``CRAX_XLA_DEFAULTS=0``. Idempotent; no effect once JAX has started its backends."""
-    if not _switch(XLA_DEFAULTS_ENV, "add crax's measured XLA CPU options"):
-        return
-    flags = os.environ.get("XLA_FLAGS", "")
-    named = {f.split("=", 1)[0] for f in flags.split()}
-    add = [option for option in XLA_CPU_DEFAULTS if option.split("=", 1)[0] not in named]
-    if add:
-        os.environ["XLA_FLAGS"] = " ".join([flags, *add]).strip()
-
-
 def configure_jax() -> None:
-    """:func:`host_devices`, :func:`xla_defaults`, :func:`compile_cache` and the LAPACK batch split
-    (:mod:`crax.devices.lapack`, opt out with ``CRAX_SPLIT_LAPACK=0``). Idempotent."""
+    """:func:`host_devices`, :func:`compile_cache` and the LAPACK batch split (:mod:`crax.devices.lapack`,
+    opt out with ``CRAX_SPLIT_LAPACK=0``). Idempotent."""
     host_devices()
-    xla_defaults()
     compile_cache()
     lapack.install()
 
