@@ -81,13 +81,13 @@ def main(args: Args) -> dict:
     env = crax.make(args.env)
     cls = runs.get_learner(args.learner)
     fields = {f.name for f in dataclasses.fields(cls.Config)}
-    knobs = {k: v for k, v in dataclasses.asdict(args).items()
-             if k in fields and k not in ("num_devices",) and v is not None}
+    asked = dataclasses.asdict(args)
+    knobs = {k: v for k, v in asked.items() if k in fields and v is not None}
     wrong = sorted(k for k in ("num_minibatches", "num_epochs", "updates_per_iteration")
                    if getattr(args, k) is not None and k not in fields)
     if wrong:
         raise SystemExit(f"{args.learner} has no {', '.join(wrong)}; its fields: {', '.join(sorted(fields))}")
-    config = cls.Config(**knobs, num_evals=0, num_devices=args.num_devices)
+    config = cls.Config(**knobs, num_evals=0)
     trainer = make_trainer(cls, config, env)
     state = trainer.init(jax.random.key(0))
     per_call = config.iterations_per_call  # as crax train calls it (the off-policy family runs 10 per call)
@@ -111,8 +111,7 @@ def main(args: Args) -> dict:
         "env": args.env, "learner": args.learner, "device": jax.devices()[0].device_kind, "cpu": host_cpu(),
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",
         "load_1min": round(os.getloadavg()[0], 1), "date": datetime.date.today().isoformat(),
-        **{**dataclasses.asdict(args), **{k: getattr(config, k) for k in dataclasses.asdict(args) if hasattr(config, k)},
-           "out": str(args.out)},
+        **asked, **{k: getattr(config, k) for k in asked if k in fields}, "out": str(args.out),
         "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1),
         "first_call_s": round(warm_s, 1), "iteration_s": round(iteration_s, 2),
         "train_steps_per_s": round(steps / iteration_s), "rollout_s": round(rollout_s, 2),
