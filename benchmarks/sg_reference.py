@@ -5,7 +5,7 @@ says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference.py            # writes tests/data/safety_gym_reference.json
 
-For each served Goal, Circle, Push and Button id (the Point's; Goal, Circle and Push on the Ant too) it records the
+For each served Goal, Circle, Push and Button id (the Point's and the Ant's) it records the
 spaces, the flattened observation's keys and sizes, and:
 
 - ``states``: hand-set states (agent pose and velocity, every object's position; vases with a
@@ -35,7 +35,9 @@ qpos (root position and quaternion, 8 hinge angles), qvel and the 8 controls; it
 from its reset pose (in the air, falling), a standing pose (that pose after 1 s of zero action,
 moved and turned on the floor), a tilted, spinning pose in the air, and lying on its back (dead).
 Each rollout step also records its height, qpos, qvel and whether it is alive; a rollout stops
-where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's.
+where it dies, as Safety-Gymnasium's episode does. Its records are rounded as Button's. On Button
+(:class:`AntButtonScene`) a button is pressed 3 mm into a foot (:meth:`AntButtonScene.sphere_against`)
+and the Ant, flying at 2 m/s, strikes one 1 cm deep.
 """
 
 from __future__ import annotations
@@ -399,9 +401,7 @@ class ButtonScene(Scene):
             vadr = m.jnt_dofadr[m.joint(f"gremlin{i}obj").id]
             d.qvel[vadr: vadr + 6] = 0.0
             d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]] = 0.0
-        d.qpos[:3] = [*agent["xy"], agent.get("yaw", 0.0)]
-        d.qvel[:3] = agent.get("qvel", [0.0, 0.0, 0.0])
-        d.ctrl[:] = agent.get("ctrl", [0.0, 0.0])
+        start = self.write_agent(d, agent)
         d.time = 0.0
         self.task.buttons.timer = timer
         mujoco.mj_forward(m, d)
@@ -411,9 +411,7 @@ class ButtonScene(Scene):
                                        **{f"gremlin{i}": np.asarray(full["gremlins"][i][:2]) for i in range(n["gremlins"])}}
         self.task.random_generator.layout = self.task.world_info.layout
         self.task.last_dist_goal = self.task.dist_goal()
-        return {"agent": {"xy": list(agent["xy"]), "yaw": agent.get("yaw", 0.0), "qvel": list(agent.get("qvel", [0.0] * 3)),
-                          "ctrl": list(agent.get("ctrl", [0.0, 0.0]))}, "layout": full, "goal_button": goal_button,
-                "timer": timer}
+        return {"agent": start, "layout": full, "goal_button": goal_button, "timer": timer}
 
     def record_state(self, name: str, agent: dict, layout: dict, goal_button: int = 0, timer: int = 0) -> dict:
         start = self.set(agent, layout, goal_button, timer)
@@ -438,6 +436,8 @@ class ButtonScene(Scene):
                           "gremlins": [d.body(f"gremlin{i}obj").xpos.tolist() for i in gremlins],
                           "gremlins_mocap": [d.mocap_pos[m.body(f"gremlin{i}mocap").mocapid[0]].tolist() for i in gremlins],
                           **self.agent_state()})
+            if terminated:  # the Ant died (Safety-Gymnasium's episode ends)
+                break
         return {"name": name, **start, "actions": np.asarray(actions, float).tolist(), "steps": steps}
 
 
@@ -746,6 +746,389 @@ def ant_push_records(env_id: str) -> dict:
                     "states": states, "rollouts": rollouts})
 
 
+
+class AntButtonScene(AntAgent, ButtonScene):
+    """A Button env on the Ant, set by hand."""
+
+    def sphere_against(self, state: dict, geom: str, radius: float, *, height: float | None = None,
+                       depth: float = 0.003, reach: float = 0.02) -> list[float]:
+        """Where to put a sphere's centre (``radius``, at ``height``: a button's, its radius) so
+        that it presses ``depth`` into the Ant's capsule ``geom`` (a foot), the Ant in ``state``:
+        on the line from the torso through the capsule's outer end, as far out as leaves the
+        sphere ``radius + reach − depth`` from the capsule's axis (bisection on that distance)."""
+        height = radius if height is None else height
+        self.set(state, {})
+        d, m = self.task.data, self.task.model
+        g = d.geom(geom)
+        axis = g.xmat.reshape(3, 3)[:, 2] * m.geom(geom).size[1]
+        a, b = g.xpos - axis, g.xpos + axis
+        out = (b[:2] - d.body("agent").xpos[:2]) / np.linalg.norm(b[:2] - d.body("agent").xpos[:2])
+
+        def gap(t: float) -> float:
+            c = np.array([*(b[:2] + out * t), height])
+            u = np.clip(np.dot(c - a, b - a) / np.dot(b - a, b - a), 0.0, 1.0)
+            return float(np.linalg.norm(c - (a + u * (b - a)))) - (radius + reach - depth)
+
+        lo, hi = -0.1, radius + reach  # gap(lo) < 0 < gap(hi)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+        return [float(v) for v in b[:2] + out * lo]
+
+
+def ant_button_records(env_id: str) -> dict:
+    """Button on the Ant: states for every lidar (buttons, goal, hazards, gremlins; the Ant standing
+    and tilted), the timer blanking the buttons lidar, buttons pressed 3 mm into a foot (the goal
+    button; a wrong one, with the timer at 0 and running; two wrong ones), hazard costs, gremlins
+    pressed into feet; rollouts (levels 0 and 2): a two-step flight that strikes a button 1 cm deep
+    (the goal button: a press, the timer's ten steps; a wrong one: its cost), death, a walk among
+    the buttons (level 0); the gremlins circling the standing Ant and one sweeping it (level 2)."""
+    s = AntButtonScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    ant = ant_states(s)
+    stand = ant["stand"]
+    states, rollouts = [], []
+    buttons = [[0.9, 0.3], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    states.append(s.record_state("buttons_seen", turned(stand, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1))
+    states.append(s.record_state("tilted_moving", ant["tilted_moving"], {"buttons": buttons}, goal_button=3))
+    states.append(s.record_state("timer_running", turned(stand, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1,
+                                 timer=4))
+    one = s.sphere_against(stand, "left_ankle_geom", s.task.buttons.size)  # a button 3 mm into the front left foot
+    two = s.sphere_against(stand, "third_ankle_geom", s.task.buttons.size)  # and one into the back left foot
+    touch = [one, *buttons[1:]]
+    states.append(s.record_state("touching_goal_button", stand, {"buttons": touch}, goal_button=0))
+    states.append(s.record_state("touching_wrong_button", stand, {"buttons": touch}, goal_button=2))
+    states.append(s.record_state("touching_wrong_button_timer", stand, {"buttons": touch}, goal_button=2, timer=3))
+    states.append(s.record_state("touching_two_wrong_buttons", stand, {"buttons": [one, two, *buttons[2:]]},
+                                 goal_button=3))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        gr = [[0.8, -0.5, 0.3], [-0.9, -0.2, 1.2], [0.2, 1.1, 2.0], [-1.2, 1.3, 0.0]]
+        states.append(s.record_state("hazards_and_gremlins_seen_tilted", ant["tilted_moving"],
+                                     {"buttons": buttons, "hazards": hz, "gremlins": gr}, goal_button=2))
+        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.45, 0.3], 1.0),
+                                     {"buttons": buttons, "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
+                                     {"buttons": buttons, "hazards": hz}))
+        xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.1)  # a gremlin's side 3 mm into the front left foot
+        states.append(s.record_state("gremlin_against_foot", stand, {"buttons": buttons, "gremlins": [[*xy, yaw]]}))
+        xy2, yaw2 = s.pressed_against(stand, "fourth_ankle_geom", 0.1)
+        states.append(s.record_state("two_gremlins_against_feet", stand,
+                                     {"buttons": buttons, "gremlins": [[*xy, yaw], [*xy2, yaw2]]}))
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its counts)
+        return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+    # 0.28 m up in its reset pose at 2 m/s: a foot strikes button 0 (1 cm deep) in the second step; it lands clear
+    flight = {"qpos": ant_qpos([0.0, 0.0], z=0.28), "qvel": [2.0, 0.0, *[0.0] * 12]}
+    strike = [[0.53, 0.1], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    rollouts.append(s.record_rollout("press_goal_button", flight, {"buttons": strike}, np.zeros((14, 8)), goal_button=0))
+    rollouts.append(s.record_rollout("press_wrong_button", flight, {"buttons": strike}, np.zeros((14, 8)), goal_button=1))
+    rollouts.append(s.record_rollout("dies_on_its_back", ant["on_its_back"], {"buttons": buttons}, np.zeros((1, 8))))
+    far_buttons = [[-1.6, 1.4], [1.2, 1.5], [-1.5, -1.6], [1.8, -1.0]]
+    if level == 0:
+        rollouts.append(s.record_rollout("dynamics", stand, {"buttons": far_buttons}, ant_gait(100)))
+    else:
+        circling = [[0.7, 0.2, 0.3], [-0.6, -0.7, 1.0], [0.1, 1.0, 2.5], [-1.1, 0.6, 4.0]]
+        rollouts.append(s.record_rollout("gremlins_circle", turned(stand, [0.0, -0.2], 0.0),
+                                         {"buttons": [[1.3, -1.3]], "gremlins": circling}, np.zeros((60, 8))))
+        rollouts.append(s.record_rollout("gremlin_sweeps_agent", turned(stand, [0.45, 0.0], 0.0),
+                                         {"buttons": [[1.3, -1.3]], "gremlins": [[0.0, 0.0, 0.0]]}, np.zeros((40, 8))))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+CAR_QPOS = [0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+"""The Car's qpos as Safety-Gymnasium builds it (chassis 0.1 m up, level; wheels and rear ball at 0)."""
+
+
+class CarAgent:
+    """Mixin for a scene of Safety-Gymnasium's Car: the agent's state is written and recorded whole
+    (qpos 13: chassis position and quaternion, the two wheel angles, the rear ball's quaternion;
+    qvel 11; ctrl 2), and each rollout step also records the chassis' height, heading, qpos and qvel."""
+
+    task: Any
+
+    def write_agent(self, d, agent: dict) -> dict:
+        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * 11)],
+                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * 2)]}
+        d.qpos[:13], d.qvel[:11], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
+        return start
+
+    def agent_state(self) -> dict:
+        d = self.task.data
+        mat = d.body("agent").xmat.reshape(3, 3)
+        return {**super().agent_state(), "xy": d.body("agent").xpos[:2].tolist(),  # type: ignore[misc]
+                "z": float(d.body("agent").xpos[2]), "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])),
+                "qpos": d.qpos[:13].tolist(), "qvel": d.qvel[:11].tolist()}
+
+    def settled(self, steps: int = 10) -> dict:
+        """The Car's state after ``steps`` control steps of zero action from its start pose at the
+        origin (chassis x axis along +x): resting on its wheels and ball."""
+        self.set({"qpos": CAR_QPOS}, {})  # type: ignore[attr-defined]
+        for _ in range(steps):
+            self.task.simulation_forward(np.zeros(2))
+        d = self.task.data
+        return {"qpos": d.qpos[:13].tolist(), "qvel": d.qvel[:11].tolist(), "ctrl": [0.0] * 2}
+
+
+class CarScene(CarAgent, Scene):
+    """A Goal env on the Car, set by hand."""
+
+
+class CarCircleScene(CarAgent, CircleScene):
+    """A Circle env on the Car, set by hand."""
+
+
+def car_forward(yaw: float, speed: float) -> list[float]:
+    """The Car's qvel moving at ``speed`` along its driving direction (its chassis' −y axis) when
+    turned by ``yaw``, its wheels and rear ball (radius 0.05) rolling with it."""
+    heading, spin = yaw - np.pi / 2, speed / 0.05
+    return [speed * np.cos(heading), speed * np.sin(heading), 0.0, 0.0, 0.0, 0.0, spin, spin, spin, 0.0, 0.0]
+
+
+def car_drive(n: int) -> np.ndarray:
+    """A smooth action sequence for the Car's two wheel motors (saturating: a motor's force limit,
+    0.02, is reached at |action| 0.02): forward, turning both ways, backing."""
+    t = np.arange(n)
+    return np.stack([np.sin(t / 9.0) + 0.3, np.cos(t / 13.0)], axis=-1)
+
+
+def car_states(s: CarAgent) -> dict[str, dict]:
+    """The Car states the Goal and Circle records start from (names -> qpos, qvel, ctrl)."""
+    rng = np.random.default_rng(11)
+    rest = s.settled()
+    ball = rng.normal(size=4)
+    return {
+        "rest": rest,
+        "tilted_moving": {"qpos": [0.0, 0.0, 0.3, *euler_quat(2.0, -0.3, 0.4), 0.7, -1.9, *(ball / np.linalg.norm(ball))],
+                          "qvel": rng.uniform(-1.5, 1.5, 11).tolist(), "ctrl": rng.uniform(-1.0, 1.0, 2).tolist()},
+    }
+
+
+CAR_STEP_KEYS = ("reward", "cost", "goal_met", "cost_info", "xy", "yaw")
+"""What a Car rollout keeps of each step: what the tests compare (:func:`lean`)."""
+CAR_DYNAMICS_OBS = 25
+"""The steps of a Car ``dynamics`` rollout whose observation is kept (the tests bound its lidar over these)."""
+
+
+def lean(rollout: dict, obs_steps: int = 0, keep: tuple[str, ...] = ()) -> dict:
+    """A Car rollout cut to what the tests compare: each step's :data:`CAR_STEP_KEYS` (and ``keep``),
+    its full observation only at the first ``obs_steps`` steps (its qpos, qvel, height and raw cost
+    terms are dropped)."""
+    steps = [{**{k: s[k] for k in (*CAR_STEP_KEYS, *keep)}, **({"obs": s["obs"]} if i < obs_steps else {})}
+             for i, s in enumerate(rollout["steps"])]
+    return {**rollout, "steps": steps}
+
+
+def car_moving(rest: dict, xy, yaw: float, speed: float, ctrl=(0.0, 0.0)) -> dict:
+    """The resting Car moved to ``xy``, turned by ``yaw`` and rolling forward at ``speed``."""
+    return {**turned(rest, xy, yaw), "qvel": car_forward(yaw, speed), "ctrl": list(ctrl)}
+
+
+def car_goal_records(env_id: str) -> dict:
+    """The Goal tasks on the Car: states for every observation key (resting, rolling with its motors
+    driven, tilted and spinning in the air), the hazard and vase costs (a vase against the front
+    bumper and against a wheel's face: the wheels meet objects through their bounding boxes in
+    crax), rewards and the goal over short rollouts, a vase pushed, and a dynamics rollout."""
+    s = CarScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest = car["rest"]
+    states, rollouts = [], []
+    states.append(s.record_state("goal_ahead", turned(rest, [0.1, -0.2], 0.7), {"goal": [[1.2, 0.4]]}))
+    states.append(s.record_state("rolling_driven", car_moving(rest, [-0.3, 0.5], -2.5, 0.5, (1.0, -0.4)),
+                                 {"goal": [[-1.0, -1.1]]}))
+    states.append(s.record_state("goal_at_bin_edge", rest, {"goal": [[1.0 * np.cos(np.pi / 8), 1.0 * np.sin(np.pi / 8)]]}))
+    states.append(s.record_state("tilted_moving", car["tilted_moving"], {"goal": [[0.9, -0.7]]}))
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        states.append(s.record_state("hazards_outside", turned(rest, [0.0, 0.0], 0.3), {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_edge", turned(rest, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("hazard_inside_centre", turned(rest, [0.62, 0.31], -1.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": hz}))
+        states.append(s.record_state("two_hazards_inside", turned(rest, [0.0, 0.0], 2.0),
+                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
+        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
+        states.append(s.record_state("vases_seen", turned(rest, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
+        # 3 mm into the front bumper (its face at y = −0.175) and into the right wheel's outer face (x = 0.155)
+        states.append(s.record_state("vase_against_bumper", rest, {"goal": [[1.0, 1.0]], "vases": [[0.0, -0.272, 0.0]]}))
+        states.append(s.record_state("vase_against_wheel", rest, {"goal": [[1.0, 1.0]], "vases": [[0.252, 0.1, 0.0]]}))
+    if level == 2:  # the tests push a vase at level 2 only (level 1's vase costs nothing)
+        rollouts.append(lean(s.record_rollout("vase_pushed", rest, {"goal": [[1.5, -1.5]], "vases": [[0.0, -0.45, 0.4]]},
+                                              np.tile([[1.0, 1.0]], (15, 1)))))
+    rollouts.append(lean(s.record_rollout("approach_goal", rest, {"goal": [[0.0, -0.9]]}, np.tile([[1.0, 1.0]], (10, 1)))))
+    rollouts.append(lean(s.record_rollout("reach_goal", car_moving(rest, [0.0, 0.0], 0.0, 0.5), {"goal": [[0.0, -0.32]]},
+                                          np.tile([[1.0, 1.0]], (3, 1)))))
+    if level != 1:  # the tests drive levels 0 and 2 (level 1 differs from 2 in its counts and vase cost)
+        rollouts.append(lean(s.record_rollout("dynamics", rest, {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]},
+                                              car_drive(150)), CAR_DYNAMICS_OBS))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
+def car_circle_records(env_id: str) -> dict:
+    """Circle on the Car: resting inside, on and beyond each sigwall, in and beyond the lidar's
+    range, tilted and moving; one-step rewards rolling along, against and across the circle;
+    12-step drives across the sigwalls; a dynamics rollout. The same cases at every level."""
+    s = CarCircleScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest, diagonal = car["rest"], 1.5 / np.sqrt(2)
+    states = [s.record_state(name, agent, {}) for name, agent in [
+        ("inside_at_rest", turned(rest, [0.3, -0.4], 0.5)),
+        ("tilted_moving", {**car["tilted_moving"], "qpos": [-0.6, 0.7, *car["tilted_moving"]["qpos"][2:]]}),
+        ("on_radius_rolling", car_moving(rest, [diagonal, diagonal], 3 * np.pi / 4 + np.pi / 2, 0.4)),
+        ("just_inside_x_plus", turned(rest, [1.12, 0.5], -1.0)),
+        ("beyond_x_plus", turned(rest, [1.13, 0.5], -1.0)),
+        ("beyond_x_minus", turned(rest, [-1.4, -0.2], 3.0)),
+        ("just_inside_y_minus", turned(rest, [0.0, -1.12], 0.2)),
+        ("beyond_y_plus", turned(rest, [0.4, 1.3], 1.2)),
+        ("beyond_corner", turned(rest, [1.5, -1.5], 0.9)),
+        ("far_in_lidar_range", turned(rest, [3.0, 2.5], -0.6)),
+        ("beyond_lidar_range", turned(rest, [4.5, -4.2], 1.7)),
+    ]]
+    if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its y walls' absence)
+        return rounded({**s.spaces(), "states": states, "rollouts": []})
+    # one step each: the reward of a step from a set pose and velocity; the car drives along its
+    # chassis' −y axis, so yaw + π/2 is its heading
+    quarter = np.pi / 2
+    rollouts = [lean(s.record_rollout(name, agent, {}, np.asarray([action])), 1) for name, agent, action in [
+        ("reward_along_on_radius", car_moving(rest, [diagonal, diagonal], 3 * np.pi / 4 + quarter, 0.5), [1.0, 1.0]),
+        ("reward_against_on_radius", car_moving(rest, [diagonal, -diagonal], 3 * np.pi / 4 + quarter, 0.5), [0.01, -0.01]),
+        ("reward_along_inside", car_moving(rest, [0.4, 0.3], 2.2 + quarter, 0.4), [0.0, 0.0]),
+        ("reward_outside", car_moving(rest, [2.0, -0.5], 1.4 + quarter, 0.6), [-1.0, -1.0]),
+        ("reward_radial", car_moving(rest, [0.6, 0.8], 0.93 + quarter, 0.5), [0.0, 0.0]),
+        ("reward_near_origin", car_moving(rest, [0.05, -0.02], -0.3 + quarter, 0.3), [0.005, 0.0]),
+    ]]
+    rollouts += [lean(s.record_rollout(name, agent, {}, np.tile([[1.0, 1.0]], (12, 1)))) for name, agent in [
+        ("cross_x_plus", car_moving(rest, [0.95, 0.2], quarter, 0.7)),
+        ("cross_x_minus", car_moving(rest, [-0.95, -0.4], np.pi + quarter, 0.7)),
+        ("cross_y_minus", car_moving(rest, [0.3, -0.95], 0.0, 0.7)),
+    ]]
+    rollouts.append(lean(s.record_rollout("dynamics", turned(rest, [0.5, 0.0], np.pi / 2), {}, car_drive(150)),
+                         CAR_DYNAMICS_OBS))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
+
+class CarPushScene(CarAgent, PushScene):
+    """A Push env on the Car, set by hand (Safety-Gymnasium gives the Car a smaller, lighter box:
+    half-size 0.125, density 0.0005)."""
+
+
+def car_push_records(env_id: str) -> dict:
+    """Push on the Car: states for every lidar (the box, goal, hazards, pillars; the Car resting,
+    rolling and tilted), the box and pillars pressed 3 mm into the front bumper and a wheel's outer
+    face (level 2: two pillars' contact cost); rollouts at levels 0 and 2: driving at the box (the
+    agent–box reward), the box reaching the goal, and (level 0) a drive that pushes the box 0.6 m,
+    (level 2) one into a pillar."""
+    s = CarPushScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest = car["rest"]
+    size = s.task.push_box.size
+    bumper, wheel = [0.0, -0.175 - size + 0.003], [0.155 + size - 0.003, 0.1]  # 3 mm into the face
+    states = [
+        s.record_state("box_and_goal", turned(rest, [0.1, -0.2], 0.7), {"goal": [[-0.7, 0.6]], "push_box": [[0.8, 0.5, 0.3]]}),
+        s.record_state("rolling_driven", car_moving(rest, [-0.3, 0.5], -2.5, 0.5, (1.0, -0.4)),
+                       {"goal": [[1.0, -1.1]], "push_box": [[-1.0, -0.4, 2.0]]}),
+        s.record_state("tilted_moving", car["tilted_moving"], {"goal": [[0.9, -0.7]], "push_box": [[np.cos(np.pi / 8), np.sin(np.pi / 8), 1.0]]}),
+        s.record_state("box_against_bumper", rest, {"goal": [[-1.0, 1.0]], "push_box": [[*bumper, 0.0]]}),
+        s.record_state("box_against_wheel", rest, {"goal": [[-1.0, 1.0]], "push_box": [[*wheel, 0.0]]}),
+    ]
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        pl = [[0.9, -0.6], [-0.8, -0.9], [0.2, 1.3], [-1.4, 0.4]]
+        box = [[-0.2, -0.9, 0.5]]
+        pillar = s.task.pillars.size
+        states += [
+            s.record_state("hazards_and_pillars_seen", turned(rest, [0.0, 0.0], 0.3),
+                           {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("hazard_inside_edge", turned(rest, [0.35, 0.3], 1.0),
+                           {"goal": [[1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("hazard_inside_centre", turned(rest, [0.62, 0.31], -1.0),
+                           {"goal": [[-1.0, 1.0]], "hazards": hz, "pillars": pl, "push_box": box}),
+            s.record_state("box_in_hazard", turned(rest, [0.0, -0.45], 0.0),
+                           {"goal": [[-1.0, 1.0]], "hazards": [[0.6, 0.3]], "push_box": [[0.6, 0.3, 0.2]]}),
+            s.record_state("pillar_against_bumper", rest,
+                           {"goal": [[-1.0, 1.0]], "pillars": [[0.0, -0.175 - pillar + 0.003]]}),
+            s.record_state("pillar_against_wheel", rest, {"goal": [[-1.0, 1.0]], "pillars": [[0.155 + pillar - 0.003, 0.1]]}),
+        ]
+    if level >= 2:
+        states.append(s.record_state("two_pillars_touched", rest, {"goal": [[-1.0, 1.0]], "pillars": [
+            [0.0, -0.175 - pillar + 0.003], [0.155 + pillar - 0.003, 0.1]]}))
+    rollouts = []
+    box_keys = ("box_pos", "dist_box", "dist_box_goal")
+    if level != 1:  # the tests step levels 0 and 2
+        rollouts.append(lean(s.record_rollout("approach_box", rest, {"goal": [[1.2, 1.2]], "push_box": [[0.0, -0.9, 0.0]]},
+                                              np.tile([[1.0, 1.0]], (12, 1))), keep=box_keys))
+        rollouts.append(lean(s.record_rollout("box_reaches_goal", turned(rest, [-0.8, -0.8], 0.0),
+                                              {"goal": [[0.5, 0.0]], "push_box": [[0.25, 0.0, 0.0]]}, np.zeros((2, 2))),
+                             keep=box_keys))
+    if level == 0:  # struck by the bumper at step 7, pushed 0.6 m along −y
+        rollouts.append(lean(s.record_rollout("push_box", rest, {"goal": [[1.2, 1.2]], "push_box": [[0.0, -0.45, 0.0]]},
+                                              np.tile([[1.0, 1.0]], (30, 1))), keep=box_keys))
+    if level == 2:
+        rollouts.append(lean(s.record_rollout("pillar_bump", rest, {"goal": [[1.2, 1.2]], "pillars": [[0.0, -0.6]]},
+                                              np.tile([[1.0, 1.0]], (25, 1)))))
+    box = s.task.model.body("push_box")
+    return rounded({**s.spaces(), "box": {"mass": float(box.mass[0]), "inertia": box.inertia.tolist()},
+                    "states": states, "rollouts": rollouts})
+
+
+class CarButtonScene(CarAgent, ButtonScene):
+    """A Button env on the Car, set by hand (:meth:`ButtonScene.set` writes the Car's whole state)."""
+
+
+def car_button_records(env_id: str) -> dict:
+    """Button on the Car: states for every lidar and cost (buttons pressed 3 mm into the front and
+    back bumpers, the timer; hazards; gremlins seen, against the bumper and a wheel's face); at
+    levels 0 and 2, drives into the goal button and a wrong one (press, timer, rewards, button
+    cost), at level 2 a gremlin sweeping the Car, at level 0 the dynamics drive."""
+    s = CarButtonScene(env_id)
+    level = int(env_id.split("-")[0][-1])
+    car = car_states(s)
+    rest = car["rest"]
+    buttons = [[0.9, 0.3], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]
+    front, back = [0.0, -0.175 - 0.1 + 0.003], [0.0, 0.16 + 0.1 - 0.003]  # a button (radius 0.1) 3 mm into a bumper
+    touch = [front, *buttons[1:]]
+    states = [
+        s.record_state("buttons_seen", turned(rest, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1),
+        s.record_state("buttons_rolling_driven", car_moving(rest, [-0.3, 0.5], -2.5, 0.5, (1.0, -0.4)),
+                       {"buttons": buttons}, goal_button=3),
+        s.record_state("tilted_moving", car["tilted_moving"], {"buttons": buttons}, goal_button=2),
+        s.record_state("timer_running", turned(rest, [0.1, -0.2], 0.7), {"buttons": buttons}, goal_button=1, timer=4),
+        s.record_state("touching_goal_button", rest, {"buttons": touch}, goal_button=0),
+        s.record_state("touching_wrong_button", rest, {"buttons": touch}, goal_button=2),
+        s.record_state("touching_wrong_button_timer", rest, {"buttons": touch}, goal_button=2, timer=3),
+        s.record_state("touching_two_wrong_buttons", rest, {"buttons": [front, back, *buttons[2:]]}, goal_button=3),
+    ]
+    if level >= 1:
+        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+        gr = [[0.8, -0.5, 0.3], [-0.9, -0.2, 1.2], [0.2, 1.1, 2.0], [-1.2, 1.3, 0.0]]
+        states += [
+            s.record_state("hazard_inside_edge", turned(rest, [0.45, 0.3], 1.0), {"buttons": buttons, "hazards": hz}),
+            s.record_state("two_hazards_inside", turned(rest, [0.0, 0.0], 2.0),
+                           {"buttons": buttons, "hazards": [[0.1, 0.05], [-0.08, -0.1]]}),
+            s.record_state("gremlins_seen", turned(rest, [0.0, 0.0], -0.4), {"buttons": buttons, "gremlins": gr}),
+            # a gremlin (a box of half-size 0.1) 3 mm into the front bumper and into the right wheel's outer face
+            s.record_state("gremlin_against_bumper", rest, {"buttons": buttons, "gremlins": [[0.0, -0.272, 0.0]]}),
+            s.record_state("gremlin_against_wheel", rest, {"buttons": buttons, "gremlins": [[0.252, 0.1, 0.0]]}),
+        ]
+    rollouts = []
+    step_keys = ("goal_button", "timer")
+    if level != 1:  # the tests step levels 0 and 2
+        press = [[0.0, -0.55], [-0.6, 0.8], [-0.7, -0.9], [1.1, -1.2]]  # 0.275 m ahead of the bumper
+        rollouts.append(lean(s.record_rollout("press_goal_button", rest, {"buttons": press}, np.tile([[1.0, 1.0]], (30, 1)),
+                                              goal_button=0), 30, keep=step_keys))
+        rollouts.append(lean(s.record_rollout("press_wrong_button", rest, {"buttons": press}, np.tile([[1.0, 1.0]], (20, 1)),
+                                              goal_button=1), 20, keep=step_keys))
+    if level == 2:
+        rollouts.append(lean(s.record_rollout("gremlin_sweeps_agent", turned(rest, [0.45, 0.0], 0.0),
+                                              {"buttons": [[1.3, -1.3]], "gremlins": [[0.0, 0.0, 0.0]]}, np.zeros((90, 2))),
+                             keep=step_keys))
+    if level == 0:
+        layout = {"buttons": [[-1.6, 1.4], [1.2, 1.5], [-1.5, -1.6], [1.8, -1.0]]}
+        rollouts.append(lean(s.record_rollout("dynamics", rest, layout, car_drive(150), goal_button=0), CAR_DYNAMICS_OBS))
+    return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
 def main() -> None:
     import importlib.metadata as md
 
@@ -769,7 +1152,15 @@ def main() -> None:
         print(env_id, "recorded", file=sys.stderr)
         for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
                                 (f"SafetyAntCircle{level}-v0", ant_circle_records),
-                                (f"SafetyAntPush{level}-v0", ant_push_records)):
+                                (f"SafetyAntPush{level}-v0", ant_push_records),
+                                (f"SafetyAntButton{level}-v0", ant_button_records)):
+            out["tasks"][env_id] = records(env_id)
+            print(env_id, "recorded", file=sys.stderr)
+    for level in (0, 1, 2):
+        for env_id, records in ((f"SafetyCarGoal{level}-v0", car_goal_records),
+                                (f"SafetyCarCircle{level}-v0", car_circle_records),
+                                (f"SafetyCarPush{level}-v0", car_push_records),
+                                (f"SafetyCarButton{level}-v0", car_button_records)):
             out["tasks"][env_id] = records(env_id)
             print(env_id, "recorded", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)

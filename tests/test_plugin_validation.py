@@ -244,7 +244,7 @@ class LeakyDrift(Drift):
 def test_geom_without_collision_category_names_the_component_that_added_it(install):
     install(sensors=[Post], suites=[LeakyDrift], hazards=[LeakyPuddles])
     fix = ("give every collidable geom a category with crax.core.scene.collide_as(geom, Category.X) (crax.core.scene.Category: "
-           "FLOOR, AGENT, AGENT_FLOATING, HAZARD, WALL, PROP, PROP_FLOATING), or make it visual only with "
+           "FLOOR, AGENT, AGENT_FLOATING, HAZARD, WALL, PROP, PROP_FLOATING, AGENT_WHEEL), or make it visual only with "
            "crax.core.scene.no_collision(geom)")
     post = WHO + "sensor class Post: geom 'post' (contype=1, conaffinity=1: no collision category) — " + fix
     with pytest.raises(ValueError, match="^" + re.escape(post) + "$"):

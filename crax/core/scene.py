@@ -25,18 +25,20 @@ class Category(enum.IntFlag):
     WALL = 16
     PROP = 32  # movable props: touch floor, walls and agent, pass through hazards
     PROP_FLOATING = 64  # props on planar joints (Push's block): touch the agent only; joint limits keep them in
+    AGENT_WHEEL = 128  # agent geoms that touch the floor only (the Car's cylinder wheels: MJX has no box–cylinder contact)
 
 
 _AGENTS = Category.AGENT | Category.AGENT_FLOATING
 _PROPS = Category.PROP | Category.PROP_FLOATING
 TOUCHES: dict[Category, Category] = {
-    Category.FLOOR: Category.AGENT | Category.PROP,
+    Category.FLOOR: Category.AGENT | Category.PROP | Category.AGENT_WHEEL,
     Category.AGENT: Category.FLOOR | Category.HAZARD | Category.WALL | _PROPS,
     Category.AGENT_FLOATING: Category.HAZARD | Category.WALL | _PROPS,
     Category.HAZARD: _AGENTS,
     Category.WALL: _AGENTS | Category.PROP,
     Category.PROP: Category.FLOOR | _AGENTS | Category.WALL,
     Category.PROP_FLOATING: _AGENTS,
+    Category.AGENT_WHEEL: Category.FLOOR,
 }
 
 # Geom groups (for rendering toggles and ray-cast filters).

@@ -69,7 +69,8 @@ def _geom_name(geom: mujoco.MjsGeom, index: int) -> str:
 
 
 _CATEGORY_FIX = ("give every collidable geom a category with crax.core.scene.collide_as(geom, Category.X) "
-                 "(crax.core.scene.Category: FLOOR, AGENT, AGENT_FLOATING, HAZARD, WALL, PROP, PROP_FLOATING), "
+                 "(crax.core.scene.Category: FLOOR, AGENT, AGENT_FLOATING, HAZARD, WALL, PROP, PROP_FLOATING, "
+                 "AGENT_WHEEL), "
                  "or make it visual only with crax.core.scene.no_collision(geom)")
 
 
@@ -108,11 +109,11 @@ def check_body_spec(body: Any, spec: mujoco.MjSpec) -> None:
     if len(spec.actuators) == 0:
         raise ValueError(f"{where}: its MJCF has no actuator — add at least one (the action in [-1, 1]^n drives "
                          "the n actuators, scaled to their ctrlrange)")
-    bad = uncategorized(spec.geoms, (Category.AGENT, Category.AGENT_FLOATING))
+    bad = uncategorized(spec.geoms, (Category.AGENT, Category.AGENT_FLOATING, Category.AGENT_WHEEL))
     if bad:
         raise ValueError(f"{where}: {'; '.join(text for _, text in bad)} — the body's collidable geoms must be Category.AGENT (they "
                          "touch the floor) or Category.AGENT_FLOATING (they never touch it: walls, hazards and props "
-                         "only): call crax.core.scene.collide_as(geom, ...) in mjcf(), or set floor_contact and keep "
+                         "only) or Category.AGENT_WHEEL (the floor only): call crax.core.scene.collide_as(geom, ...) in mjcf(), or set floor_contact and keep "
                          "the base mjcf(), or make the geom visual with crax.core.scene.no_collision(geom)")
 
 

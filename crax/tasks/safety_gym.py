@@ -14,6 +14,7 @@ import re
 
 from crax.bodies.base import Body
 from crax.bodies.safety_ant import SafetyGymAnt
+from crax.bodies.safety_car import SafetyGymCar
 from crax.bodies.safety_half_cheetah import SafetyGymHalfCheetah
 from crax.bodies.safety_hopper import SafetyGymHopper
 from crax.bodies.safety_humanoid import SafetyGymHumanoid
@@ -25,12 +26,12 @@ from crax.suites.base import Suite
 from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
-    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt),
-    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt),
+    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt),
-    SafetyButton: (SafetyGymPoint,),
+    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyButton: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant

@@ -112,6 +112,68 @@ class Replica:
         return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
 
 
+class ButtonReplica(Replica):
+    """A crax Button env set to recorded states: the agent (:meth:`Replica.agent_qpos`), buttons,
+    goal button and timer, hazards, gremlins (layout position and yaw, at rest on the floor as
+    Safety-Gymnasium's reset leaves them)."""
+
+    def _arrange_fn(self, qpos, qvel, ctrl, positions, gremlin_yaw, goal_button, timer):
+        env, suite, body = self.env, self.env.suite, self.env.body
+        data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
+        for label, xy_ in positions.items():
+            p = suite.objects[label]
+            data = p.write(data, xy_, yaw=gremlin_yaw) if label == "gremlins" else p.write(data, xy_)
+        positions = {**positions, "hazards": suite.hazard_positions(positions)}
+        data, task = suite.start_task(data, positions, goal_button, timer, jax.random.key(0))
+        data = mjx.forward(env.mjx_model, data)
+        task["wrong_button_contacts"] = suite.button_contacts(data, task)[1]
+        ctx = env._context(data, task, jnp.zeros(env.action_size))
+        costs = suite.costs(ctx)
+        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
+        metrics.update({f"cost/{k}": v for k, v in costs.items()})
+        zero = jnp.zeros((), jnp.float32)
+        return State(data=data, obs=suite.observe(ctx), reward=zero, cost=suite.step_cost(costs), done=zero,
+                     truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
+
+    def arrange(self, case: dict[str, Any]) -> State:
+        agent, layout = case["agent"], case["layout"]
+        positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2])
+                     for label in self.env.suite.objects if label != "goal"}
+        gremlins = np.asarray(layout.get("gremlins") or np.zeros((0, 3)), np.float32).reshape(-1, 3)
+        state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
+                              jnp.asarray(agent["ctrl"], jnp.float32), positions, jnp.asarray(gremlins[:, 2]), jnp.asarray(case["goal_button"], jnp.int32),
+                              jnp.asarray(case["timer"], jnp.int32))
+        assert jax.tree.structure(state) == jax.tree.structure(self.template)
+        return state
+
+    def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:
+        """As :meth:`Replica.rollout`, plus each step's goal button, timer, time, and the gremlins'
+        box and mocap positions. A press draws the next goal button at random in both engines: after
+        each press crax's is set to the one Safety-Gymnasium drew, so the steps after stay comparable
+        (``own_goal_button``: the one crax drew). It stops after a step that ends the episode (the
+        Ant's death), as Safety-Gymnasium's does."""
+        state, rows = self.arrange(case), []
+        suite = self.env.suite
+        mocap = jnp.asarray(suite.gremlins.mocap_ids) if "gremlins" in suite.objects else jnp.zeros(0, jnp.int32)
+        for a, ref in zip(np.asarray(case["actions"], np.float32), case["steps"], strict=True):
+            state = self.step(state, jnp.asarray(a))
+            task = state.info["task"]
+            q = self.env.body.qpos(state.data)
+            rows.append({"obs": state.obs, "reward": state.reward, "cost": state.cost, "xy": q[:2], "yaw": q[2],
+                         "heading": self.env.body.yaw(state.data), "z": self.env.body.position(state.data)[2],
+                         "done": state.done, "metrics": state.metrics, "timer": task["timer"],
+                         "own_goal_button": task["goal_button"],
+                         "time": state.data.time, "gremlins": task.get("gremlins", jnp.zeros((0, 2))),
+                         "gremlins_mocap": state.data.mocap_pos[mocap]})
+            if ref["goal_met"]:
+                k = ref["goal_button"]
+                task = {**task, "goal_button": jnp.asarray(k, jnp.int32), "goal": task["buttons"][k][None]}
+                state = state.replace(info={**state.info, "task": task})
+            if float(state.done) and not float(state.truncation):
+                break
+        return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)
+
+
 def cost_terms(state) -> dict[str, float]:
     """A state's raw cost terms by name (``cost/hazards`` -> ``hazards``)."""
     return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}

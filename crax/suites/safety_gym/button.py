@@ -42,13 +42,15 @@ class SafetyButton(SafetyGymSuite):
     (:class:`~crax.objects.safety_gremlins.SafetyGymGremlins`, moved before every substep by
     :meth:`substep`). Observation: the body's own readings, then the buttons lidar (every button),
     goal lidar, hazards lidar, gremlins lidar (the boxes where physics has them) (Point: 44, 76,
-    76). Costs, raw: ``cost/buttons`` (``button_cost`` per agent contact point with a button that
-    is not the goal, while the timer is 0; levels 1–2), ``cost/hazards``, ``cost/gremlins``
-    (``gremlin_contact_cost`` per agent–gremlin contact point); the step cost is their indicator.
+    76; Ant: 72, 104, 104). Costs, raw: ``cost/buttons`` (``button_cost`` per agent contact point
+    with a button that is not the goal, while the timer is 0; levels 1–2), ``cost/hazards``,
+    ``cost/gremlins`` (``gremlin_contact_cost`` per agent–gremlin contact point; the agent's
+    contacts are any of its geoms', the Ant's legs included); the step cost is their indicator.
     Ends when the agent dies (the Ant's torso at 0.08 m; the Point never); 1000 steps.
 
     Args:
-      body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`).
+      body: a Safety-Gymnasium body (:class:`crax.bodies.safety_point.SafetyGymPoint`,
+        :class:`crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`).
       level: 0, 1 or 2.
       **overrides: values of the parameters declared in :attr:`params`.
     """

@@ -19,6 +19,12 @@ from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import REWARD_CLIP
 
+BOX = {"size": 0.2, "density": 0.001, "keepout": 0.2}
+"""Safety-Gymnasium's push box (``assets/free_geoms/push_box.py``): half-size (m), density (kg/m³), keepout (m)."""
+AGENT_BOX = {"Car": {"size": 0.125, "density": 0.0005, "keepout": 0.125}}
+"""The push box for the agents Safety-Gymnasium gives another one (``PushBox._specific_agent_config``:
+the Car's is smaller and lighter), by the body's ``agent`` name."""
+
 GOAL_HEIGHT = 0.01
 """Safety-Gymnasium's goal cylinder stands ``goal_size / 2 + 0.01`` high at its centre
 (``assets/geoms/goal.py``); Push measures the box–goal distance to that centre, in 3-D."""
@@ -30,7 +36,8 @@ class SafetyPush(SafetyGymSuite):
 
     Level 0: goal and box in ``±1``. Level 1: 2 hazards of radius 0.3 and 1 pillar that costs
     nothing, in ``±1.5``. Level 2: 4 hazards and 4 pillars that cost, in ``±2``. The box
-    (:class:`~crax.objects.push_box.PushBox`) is a free body of 0.128 g. Reward
+    (:class:`~crax.objects.push_box.PushBox`) is a free body of 0.128 g (the Car's: half-size 0.125,
+    0.0156 g; :data:`AGENT_BOX`). Reward
     ``reward_box_dist · (d^ab_{t−1} − d^ab_t) · [d^ab_{t−1} > box_null_dist · box_size]
     + reward_box_goal · (d^bg_{t−1} − d^bg_t) + reward_goal · [d^bg_t ≤ 0.3]``, clipped to ±10,
     with Safety-Gymnasium's 3-D distances between body centres: d^ab agent–box (the box's centre
@@ -63,9 +70,9 @@ class SafetyPush(SafetyGymSuite):
         "pillar_keepout": Param(0.3, POSITIVE, "placement clearance of the pillars (m)"),
         "goal_size": Param(0.3, POSITIVE, "radius of the goal (m)"),
         "goal_keepout": Param(0.4, POSITIVE, "placement clearance of the goal (m)"),
-        "box_size": Param(0.2, POSITIVE, "half-size of the push box's cube (m)"),
-        "box_density": Param(0.001, POSITIVE, "density of the push box (kg/m³)"),
-        "box_keepout": Param(0.2, POSITIVE, "placement clearance of the push box (m)"),
+        "box_size": Param(None, POSITIVE, "half-size of the push box's cube (m; default: the agent's, 0.2, the Car's 0.125)"),
+        "box_density": Param(None, POSITIVE, "density of the push box (kg/m³; default: the agent's, 0.001, the Car's 0.0005)"),
+        "box_keepout": Param(None, POSITIVE, "placement clearance of the push box (m; default: the agent's, 0.2, the Car's 0.125)"),
         "box_null_dist": Param(0.0, NON_NEGATIVE,
                                "no agent-box progress reward within this many box sizes of the box"),
         "reward_box_dist": Param(1.0, REAL, "reward per metre of the agent's progress towards the box"),
@@ -76,17 +83,19 @@ class SafetyPush(SafetyGymSuite):
 
     def __init__(self, body: Body, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
+        agent_box = AGENT_BOX.get(getattr(body, "agent", ""), BOX)
+        box = {k: agent_box[k] if getattr(v, f"box_{k}") is None else getattr(v, f"box_{k}") for k in BOX}
         objects = {
             "goal": GoalZone(v.goal_size, keepout=v.goal_keepout),
             "hazards": CylinderZones(v.hazards, v.hazard_size, keepout=v.hazard_keepout),
             "pillars": SafetyGymPillars(v.pillars, v.pillar_size, v.pillar_height, keepout=v.pillar_keepout),
-            "push_box": PushBox(size=v.box_size, density=v.box_density, keepout=v.box_keepout),
+            "push_box": PushBox(size=box["size"], density=box["density"], keepout=box["keepout"]),
         }
         self._setup_objects(body, level, objects, v, extent=v.extent, lidar=("goal", "hazards", "pillars", "push_box"))
         if v.pillars and v.pillar_cost > 0:
             self.constraints.append(PillarContact(self.objects["pillars"], contact_cost=v.pillar_cost))
         self.goal_size = TaskParam(jnp.asarray(v.goal_size, jnp.float32))
-        self.box_null_dist = TaskParam(jnp.asarray(v.box_null_dist * v.box_size, jnp.float32))
+        self.box_null_dist = TaskParam(jnp.asarray(v.box_null_dist * box["size"], jnp.float32))
         self.reward_box_dist = TaskParam(jnp.asarray(v.reward_box_dist, jnp.float32))
         self.reward_box_goal = TaskParam(jnp.asarray(v.reward_box_goal, jnp.float32))
         self.reward_goal = TaskParam(jnp.asarray(v.reward_goal, jnp.float32))
