@@ -3,7 +3,7 @@
 The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
 Safety-Gymnasium itself (``ant_button_records``); docs/safety_gymnasium.md lists the tolerances below
 and the measured errors. One env per level (module-scoped): its hand-placement program, and its step
-at levels 0 and 2 (level 1 differs from 2 in its counts). Only level 0's spaces are in the default
+at level 0 (:data:`ROLLOUT_LEVELS`). Only level 0's spaces are in the default
 tier: every program here is the Ant's (RK4), against four buttons and up to six gremlins.
 """
 
@@ -36,21 +36,14 @@ exactly; the raw count of contact points need not (level 2's wrong button: 2 in 
 where a second geom of the leg touches it too, 1 in crax)."""
 STRIKE_LIDAR_ATOL = 0.1
 """Lidar bins along the strike rollouts (the torso 1.6e-2 m off after the strike, as above: measured ≤ 7.4e-2)."""
-TIME_ATOL = 1e-4
-"""``data.time`` after 60 steps of the Ant, 6 s (float32 sums of 0.01 s: measured 4.2e-5 s)."""
-MOCAP_ATOL = 5e-5
-"""The gremlins' mocap positions (m) after each step, set from ``data.time`` before every substep
-(0.35 m times the clock's error: measured ≤ 1.4e-5 over 60 steps)."""
-GREMLIN_ATOL = 2e-3
-"""Gremlin box positions (m) over ``gremlins_circle`` (the Point's bound: the largest error is the
-first step's jerk from rest; measured ≤ 1.3e-3 m, ≤ 1e-5 m from step 5 on)."""
-GREMLIN_LIDAR_ATOL = 5e-3
-"""The gremlins lidar along ``gremlins_circle`` (measured ≤ 1.8e-3, on the first step)."""
 DEATH_ATOL = 1e-4
 """Reward of the step in which the Ant, on its back, dies (measured 0)."""
 
 LEVELS = [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
-ROLLOUT_LEVELS = [pytest.param(0, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
+ROLLOUT_LEVELS = [pytest.param(0, marks=pytest.mark.slow)]
+"""The Ant's Button is stepped at level 0 only; levels 1 and 2 on their recorded states (the strike on a
+wrong button costs there), their gremlins by the Point at level 1 (docs/safety_gymnasium.md, "Which
+levels the tests step")."""
 ID = "SafetyAntButton{}-v0"
 
 
@@ -164,40 +157,6 @@ def test_walking_among_the_buttons_stays_as_close_as_the_ants_sensitivity_allows
     assert np.abs(out["obs"][:h, BODY:] - ref_obs[:h, BODY:]).max() < DYNAMICS["lidar"]
     assert xy[:m].max() < DYNAMICS["xy_mid"] and xy.max() < DYNAMICS["xy_all"]
     assert not any(s["goal_met"] for s in steps) and not out["metrics"]["goals_reached"].any()
-
-
-@pytest.mark.parametrize("replica", [pytest.param(2, marks=pytest.mark.slow)], indirect=True)
-def test_gremlins_circle_the_standing_ant_on_its_clock(replica):
-    """The gremlins' mocaps follow ``data.time`` at every substep: 0.01 s substeps, 0.1 s a step, so
-    they turn five times as far a step as on the Point."""
-    c = case(replica.record, "rollouts", "gremlins_circle")
-    out, steps = replica.rollout(c), c["steps"]
-    placed = len([g for g in c["layout"]["gremlins"] if abs(g[0]) < 10])
-    np.testing.assert_allclose(out["time"], [s["time"] for s in steps], atol=TIME_ATOL)
-    assert steps[-1]["time"] == pytest.approx(6.0)
-    ref_mocap = np.asarray([s["gremlins_mocap"] for s in steps])[:, :placed]
-    anchors = np.asarray(c["layout"]["gremlins"])[:placed, :2]
-    np.testing.assert_allclose(out["gremlins_mocap"][:, :placed, :2], ref_mocap[..., :2] + anchors, atol=MOCAP_ATOL)
-    ref_xy = np.asarray([s["gremlins"] for s in steps])[:, :placed, :2]
-    np.testing.assert_allclose(out["gremlins"][:, :placed], ref_xy, atol=GREMLIN_ATOL)
-    part = _lidar_slices(replica.record)["gremlins_lidar"]
-    np.testing.assert_allclose(out["obs"][:, part], np.asarray([s["obs"] for s in steps])[:, part],
-                               atol=GREMLIN_LIDAR_ATOL)
-    assert not out["cost"].any() and not any(s["cost"] for s in steps)
-
-
-@pytest.mark.parametrize("replica", [pytest.param(2, marks=pytest.mark.slow)], indirect=True)
-def test_a_gremlin_sweeping_the_ant_costs_as_recorded(replica):
-    c = case(replica.record, "rollouts", "gremlin_sweeps_agent")
-    out, steps = replica.rollout(c), c["steps"]
-    """The gremlin's box strikes the standing Ant at step 10 and shoves it for 14 steps (1.4e-2 m
-    apart by then): the indicator and step cost agree at every step. The raw count of box–capsule
-    contact points does not (MJX finds 2 where MuJoCo finds 3 from the second step of contact)."""
-    ref = np.asarray([s["cost_info"]["cost_gremlins"] for s in steps])
-    got = (out["metrics"]["cost/gremlins"] > 0).astype(float)
-    assert len(got) == len(steps) == 40 and ref[:9].sum() == 0 and ref[9:].sum() >= 10
-    np.testing.assert_array_equal(got, ref)
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
 
 
 @pytest.mark.slow

@@ -96,9 +96,12 @@ def test_observations_and_costs_on_recorded_states(replica):
         assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
 
 
-ROLLOUT_LEVELS = [0, pytest.param(2, marks=pytest.mark.slow)]
-"""Levels whose step is compiled (about 100 s at level 0 on two busy cores; RK4 runs the physics
-four times a substep): level 1 differs from level 2 only in its counts and vase cost."""
+ROLLOUT_LEVELS = [0]
+"""Levels whose goal, death and 100-step walk are run (the step compiles for about 100 s at level 0
+on two busy cores; RK4 runs the physics four times a substep, and a step of level 2's scene takes
+0.4 s on one core): the Ant's dynamics, its goal and its death do not depend on the level. Levels 1 and 2 are
+checked on their recorded states above; a kicked vase's cost is stepped at level 2 by the Point and
+the Car (docs/safety_gymnasium.md, "Which levels the tests step")."""
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -114,16 +117,6 @@ def test_goal_reached_and_death_on_recorded_rollouts(replica):
     (step,) = c["steps"]
     assert not step["alive"] and len(out["done"]) == 1 and out["done"][0] == 1.0 and out["metrics"]["env/nonfinite_state"][0] == 0
     assert out["reward"][0] == pytest.approx(step["reward"], abs=REWARD_ATOL) and out["cost"][0] == step["cost"]
-
-
-@pytest.mark.parametrize("replica", [pytest.param(2, marks=pytest.mark.slow)], indirect=True)  # level 1's vase costs nothing
-def test_a_kicked_vase_costs_as_recorded(replica):
-    c = case(replica.record, "rollouts", "vase_kicked")
-    out = replica.rollout(c)
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in c["steps"]])
-    for i, s in enumerate(c["steps"]):
-        for term in ("vases_contact", "vases_velocity"):
-            assert float(out["metrics"][f"cost/{term}"][i] > 0) == s["cost_info"][f"cost_{term}"], (i, term)
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)

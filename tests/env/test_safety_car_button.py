@@ -6,7 +6,7 @@ below and the measured errors. One env per level (module-scoped); the default ti
 spaces and keys only (nothing compiled); the recorded states and steps are in the slow tier. The
 Button suite itself (gremlins circling, layouts, the substep hook) is checked on the Point
 (test_safety_point_button.py); here, what the Car changes: its readings, its contacts with
-buttons and gremlins, its presses and its dynamics.
+buttons and gremlins (on recorded states), its presses and its dynamics (level 0).
 """
 
 from __future__ import annotations
@@ -38,11 +38,6 @@ the raw ``cost/gremlins`` (one per contact point) may differ while its indicator
 PRESS = {"xy": 1e-4, "lidar": 1e-3}
 """The drives into a button (30 and 20 steps, pressed on step 11, then pushing against it): the
 chassis' position (m) and lidar bins at every step (measured ≤ 6.0e-6 m, 2.2e-5)."""
-SWEEP = {"same": 55, "after": 5, "xy": 0.02}
-"""``gremlin_sweeps_agent`` (level 2): a gremlin circles into the resting Car (first touch on step
-23) and pushes it along, box against box, until step 57. The contact indicator compares over the
-first 55 steps; crax's contact then breaks for two steps and holds three more, ending 3 steps after
-Safety-Gymnasium's (bounded at 5); the chassis, pushed, stays within 5.9e-3 m (bounded at 0.02)."""
 
 LEVELS = [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
 ID = "SafetyCarButton{}-v0"
@@ -90,7 +85,9 @@ def test_observations_and_costs_on_recorded_states(replica):
         assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
 
 
-ROLLOUT_LEVELS = [pytest.param(0, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
+ROLLOUT_LEVELS = [pytest.param(0, marks=pytest.mark.slow)]
+"""The Car's Button is stepped at level 0 only; levels 1 and 2 on their recorded states, their gremlins
+and constrained buttons by the Point at level 1 (docs/safety_gymnasium.md, "Which levels the tests step")."""
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -114,22 +111,6 @@ def test_presses_timer_rewards_and_costs_on_recorded_rollouts(replica, name):
     own = np.asarray(out["own_goal_button"]) != np.asarray([s["goal_button"] for s in steps])
     lidar[own] = 0.0  # crax drew another goal button on this press (synchronised from the next step)
     assert lidar.max() < PRESS["lidar"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("replica", [2], indirect=True)
-def test_a_gremlin_sweeping_the_car_costs_as_recorded(replica):
-    c = case(replica.record, "rollouts", "gremlin_sweeps_agent")
-    out, steps = replica.rollout(c), c["steps"]
-    ref = np.asarray([s["cost_info"]["cost_gremlins"] for s in steps])
-    got = (out["metrics"]["cost/gremlins"] > 0).astype(float)
-    assert ref.sum() >= 30  # a long contact: the gremlin pushes the Car along
-    same = SWEEP["same"]
-    np.testing.assert_array_equal(got[:same], ref[:same])
-    np.testing.assert_array_equal(out["cost"][:same], [s["cost"] for s in steps[:same]])
-    last_ref, last_got = int(np.nonzero(ref)[0][-1]), int(np.nonzero(got)[0][-1])
-    assert last_ref <= last_got <= last_ref + SWEEP["after"]
-    assert np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1).max() < SWEEP["xy"]
 
 
 @pytest.mark.slow

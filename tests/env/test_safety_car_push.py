@@ -42,12 +42,6 @@ PUSH = {"strike": 6, "xy": 5e-3, "box_before": 1e-4, "box": 0.05, "reward": 1e-4
 23 steps while the 0.0156 g box bounces on the floor ahead of the bumper: the chassis' position (m)
 over all 30 steps, the box's position (m) before and after the strike, the reward per step before
 it and the return over all steps. Measured: 1.3e-3 m; 3e-8 m, 1.5e-2 m; 2.2e-6; 2.7e-2."""
-PILLAR_BUMP = {"first": 8, "held": 4, "differ": 2, "xy": 2e-3}
-"""``pillar_bump`` (level 2): the Car drives into a pillar and keeps pushing. First touch (step 9) and
-the next 3 steps compare exactly; after that MuJoCo 2.3.3's contact (box–cylinder, one point) holds
-on every step while crax's (box–capsule, two points) lets go on 2 of the remaining 13 steps, as the
-Car rocks against the pillar (measured with the tests' XLA options); the chassis stays within
-6.8e-4 m of Safety-Gymnasium's."""
 
 LEVELS = [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
 ID = "SafetyCarPush{}-v0"
@@ -104,10 +98,7 @@ def test_observations_costs_and_distances_on_recorded_states(replica):
         assert float(d_goal) == pytest.approx(c["dist_box_goal"], abs=DISTANCE_ATOL), c["name"]
 
 
-ROLLOUT_LEVELS = [pytest.param(0, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
-
-
-@pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.parametrize("replica", [pytest.param(0, marks=pytest.mark.slow)], indirect=True)  # the Point steps level 2's pillars
 def test_rewards_and_the_goal_on_recorded_steps(replica):
     c = case(replica.record, "rollouts", "approach_box")  # agent–box progress (the box settles by microns)
     out, steps = replica.rollout(c), c["steps"]
@@ -140,21 +131,6 @@ def test_pushing_the_box_stays_close(replica):
     assert np.abs(out["reward"][:k] - reward[:k]).max() < PUSH["reward"]
     assert np.abs(np.cumsum(out["reward"]) - np.cumsum(reward)).max() < PUSH["return"]
     np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("replica", [2], indirect=True)
-def test_a_pillar_bump_costs_as_recorded(replica):
-    c = case(replica.record, "rollouts", "pillar_bump")
-    out, steps = replica.rollout(c), c["steps"]
-    ref = np.asarray([s["cost_info"]["cost_pillars"] for s in steps])
-    got = (out["metrics"]["cost/pillars"] > 0).astype(float)
-    first, held = PILLAR_BUMP["first"], PILLAR_BUMP["first"] + PILLAR_BUMP["held"]
-    assert not ref[:first].any() and ref[first:].all()  # Safety-Gymnasium: pressed from its first touch on
-    np.testing.assert_array_equal(got[:held], ref[:held])
-    assert (got[held:] != ref[held:]).sum() <= PILLAR_BUMP["differ"] and got[-1] == 1.0
-    np.testing.assert_array_equal(out["cost"], got)  # the pillars are level 2's only cost here
-    assert np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1).max() < PILLAR_BUMP["xy"]
 
 
 @pytest.mark.slow

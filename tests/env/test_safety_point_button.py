@@ -2,8 +2,8 @@
 
 The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and why they are what
-they are. One compiled step and one hand-placement program per level (module-scoped); level 2 (six
-gremlins) in the slow tier.
+they are. One hand-placement program per level and one compiled step at levels 0 and 1
+(module-scoped); level 2 (six gremlins) in the slow tier, its step not compiled (:data:`ROLLOUT_LEVELS`).
 """
 
 from __future__ import annotations
@@ -108,7 +108,11 @@ def test_observations_and_costs_on_recorded_states(replica):
         assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
 
 
-ROLLOUT_LEVELS = [0, 1, pytest.param(2, marks=pytest.mark.slow)]
+ROLLOUT_LEVELS = [0, 1]
+"""Levels whose step is compiled and run: level 2 differs from level 1 only in its counts (more gremlins
+and hazards), which the recorded states above check; its step is
+the costliest program of the file. The 150-step trajectory runs at level 0 only (the Point's dynamics
+do not depend on the level)."""
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -139,11 +143,7 @@ def test_presses_timer_rewards_and_costs_on_recorded_rollouts(replica, name):
         assert blank == [press <= i < press + 10 for i in range(len(steps))]
 
 
-def _gremlin_levels():
-    return [1, pytest.param(2, marks=pytest.mark.slow)]
-
-
-@pytest.mark.parametrize("replica", _gremlin_levels(), indirect=True)
+@pytest.mark.parametrize("replica", [1], indirect=True)
 def test_gremlins_circle_as_recorded(replica):
     c = case(replica.record, "rollouts", "gremlins_circle")
     out, steps = replica.rollout(c), c["steps"]
@@ -163,7 +163,7 @@ def test_gremlins_circle_as_recorded(replica):
     assert not out["cost"].any() and not any(s["cost"] for s in steps)
 
 
-@pytest.mark.parametrize("replica", _gremlin_levels(), indirect=True)
+@pytest.mark.parametrize("replica", [1], indirect=True)
 def test_a_gremlin_sweeping_the_agent_costs_as_recorded(replica):
     c = case(replica.record, "rollouts", "gremlin_sweeps_agent")
     out, steps = replica.rollout(c), c["steps"]
@@ -180,7 +180,7 @@ def test_a_gremlin_sweeping_the_agent_costs_as_recorded(replica):
     np.testing.assert_array_equal(out["metrics"]["cost/gremlins"][:last + 1], raw[:last + 1])  # sphere–box: 1 point
 
 
-@pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.parametrize("replica", [0], indirect=True)
 @pytest.mark.slow
 def test_dynamics_stay_close_to_safety_gymnasiums(replica):
     c = case(replica.record, "rollouts", "dynamics")

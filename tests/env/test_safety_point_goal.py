@@ -93,7 +93,8 @@ def test_observations_and_costs_on_recorded_states(replica):
 ROLLOUT_LEVELS = [0, pytest.param(2, marks=pytest.mark.slow)]
 """Rollouts compile the env's step, the costliest program here (30 s at level 1, 39 s at level 2 on
 two busy cores): levels 0 and 2 run them; level 1 differs from level 2 only in its counts, which the
-recorded states above check."""
+recorded states above check. The 150-step trajectory runs at level 0 only: the Point's dynamics do not
+depend on the level, and level 2's objects are checked by the rollouts that meet them."""
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -128,7 +129,7 @@ def _check_rollout(replica, name):
         assert out["metrics"]["cost/vases_velocity"][0] == pytest.approx(first["cost_vases_velocity"], rel=0.2)
 
 
-@pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
+@pytest.mark.parametrize("replica", [0], indirect=True)
 def test_dynamics_stay_close_to_safety_gymnasiums(replica):
     c = case(replica.record, "rollouts", "dynamics")
     out = replica.rollout(c)

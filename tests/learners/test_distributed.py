@@ -17,7 +17,10 @@ from tests.learners.conftest import TOY_ENV_ID
 from tests.learners.test_train import STEPS_PER_ITER, tiny_flags
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CRAX_HOST_DEVICES": "1", "XLA_FLAGS": ""}
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "CRAX_HOST_DEVICES": "1",
+       "XLA_FLAGS": " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f)}
+"""One CPU device per process; the tests' XLA build options (tests/conftest.py) are kept, so the two
+processes compile as fast as the test process does."""
 
 
 def _free_port() -> int:

@@ -196,7 +196,8 @@ def test_sharded_training_matches_unsharded():
                 out[f"{seeds}-{devices}"] = {"spec": spread, **{k: np.asarray(v).tolist() for k, v in m.items()}}
         print(json.dumps(out))
     """)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()  # the tests' build options kept
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XLA_FLAGS": flags}
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
