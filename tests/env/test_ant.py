@@ -16,6 +16,8 @@ import pytest
 
 from tests.env import legged_checks as checks
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 ENV_ID = "AntVelocity1"
 JOINTS = [f"{part}_{i}" for i in range(1, 5) for part in ("hip", "ankle")]
 SHINS = ("front_left", "back_left", "back_right", "front_right")  # legs 1..4

@@ -26,6 +26,8 @@ from crax.suites.height import FLOOR_GEOMS, Height
 from tests.env.conftest import compiled
 from tests.env.legged_checks import candidate_pairs
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 H_MAX = Height.params["h_max"].levels  # the declared ceiling by level
 
 ENV_ID = "HumanoidHeight1"

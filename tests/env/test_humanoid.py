@@ -28,6 +28,8 @@ import pytest
 import crax
 from tests.env.conftest import compiled
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 ENV_ID = "HumanoidVelocity1"
 ACTION = np.linspace(-0.9, 0.9, 17).astype(np.float32)
 

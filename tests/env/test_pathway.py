@@ -26,6 +26,8 @@ from crax.suites.base import NONFINITE_METRICS, TaskEnv
 from crax.suites.pathway import Pathway
 from tests.env.conftest import compiled
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 ENV_ID = "HalfCheetahPathway1"
 BETA, R_DISC, HALF = 1.5, 0.25, 0.2
 GROUNDED = (0.0, -0.08, 0.0)  # rootx, rootz, rooty: both foot sites below 0.1

@@ -27,6 +27,8 @@ from tests.env.planar_checks import (
     torso_height,
 )
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 RANGES_DEG = {"thigh": (-150, 0), "leg": (-150, 0), "foot": (-45, 45)}
 """Joint ranges of both bodies (Walker2d's ``*_left`` joints match their right-hand twins)."""
 

@@ -21,6 +21,8 @@ from crax.core.context import Context
 from crax.core.scene import GROUP_GOAL
 from crax.sensors.lidar import NaturalLidar
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 W = 2 * math.pi / 16
 D = 3.0
 GOAL_LIDAR, HAZARD_LIDAR = slice(12, 28), slice(28, 44)

@@ -23,6 +23,8 @@ from crax.suites.push import Push, bounce
 from tests.env.arrange import Arranger
 from tests.env.conftest import compiled
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 DT, SPEED, EXTENT = 0.08, 0.3, 2.5
 EXTRA = slice(76, 82)  # agent->block compass, block->goal compass, distances / 3
 

@@ -27,6 +27,8 @@ from crax.suites.base import NONFINITE_METRICS
 from crax.suites.reach import Reach
 from tests.env.conftest import compiled
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 L0, L1 = 0.1, 0.11  # link lengths: base joint -> elbow -> fingertip
 FAR = 5.0  # parked zones: beyond the lidar's 0.3 m and the arm's 0.21 m
 

@@ -21,6 +21,8 @@ from crax.suites.safety_gym import SafetyButton
 from tests.env.safety_gym_reference import ButtonReplica, case, cost_terms
 from tests.env.test_safety_ant_goal import BODY, COST_ATOL, DYNAMICS, JOINT_ATOL, LIDAR_ATOL, SENSOR_ATOL
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 CONTACT_ACCEL_RTOL = 1e-4
 """Accelerometer where buttons or gremlins press 3 mm into the Ant's feet, relative to its norm
 (measured ≤ 3.5e-5: 2.6e-4 m/s² where two buttons press, 3.4e-4 where two gremlins do; the

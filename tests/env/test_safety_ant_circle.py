@@ -21,6 +21,8 @@ from crax.suites.safety_gym import SafetyCircle
 from tests.env.safety_gym_reference import Replica, case, cost_terms
 from tests.env.test_safety_ant_goal import BODY, JOINT_ATOL, LIDAR_ATOL, SENSOR_ATOL
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 FLIGHT = {"reward": 1e-5, "xy": 1e-5, "velocimeter": 5e-4, "lidar": 5e-4}
 """One step of the Ant thrown through the air from a set pose and velocity (spinning, with
 controls): its reward, torso position (m), velocimeter and circle-lidar bins after the step.

@@ -23,6 +23,8 @@ from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyButton
 from tests.env.safety_gym_reference import ButtonReplica, case, cost_terms
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32)."""
 BOX_BOX_STATES = ("gremlin_at_front_box",)

@@ -25,6 +25,8 @@ from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyCircle
 from tests.env.safety_gym_reference import Replica, case, cost_terms
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 1.7e-5)."""
 LIDAR_ATOL = 1e-5

@@ -25,6 +25,8 @@ from crax.suites.safety_gym import SafetyVelocity
 from crax.tasks import safety_gym
 from tests.env.safety_gym_reference import load
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 AGENTS = ("Ant", "HalfCheetah", "Hopper", "Humanoid", "Swimmer", "Walker2d")
 IDS = [f"Safety{a}Velocity-v1" for a in AGENTS]
 PARAMS = [pytest.param(i, marks=pytest.mark.slow) if "Humanoid" in i else i for i in IDS]  # Humanoid: ~2 min to compile

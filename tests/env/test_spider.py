@@ -17,6 +17,8 @@ import pytest
 import crax
 from tests.env import legged_checks as checks
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 ENV_ID = "SpiderVelocity1"
 FEET = ("front_left", "front_right", "mid_left", "mid_right", "back_left", "back_right")
 LEGS = ("front_left", "mid_left", "back_left", "front_right", "mid_right", "back_right")  # actuator order

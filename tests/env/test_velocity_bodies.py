@@ -22,6 +22,8 @@ from crax.core.mjx import mjx
 from crax.costs.velocity import VelocityThreshold
 from crax.suites.velocity import LEVEL_FACTORS
 
+pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
+
 TAU = 1.0  # used where a body's base τ has not been measured
 
 
