@@ -29,7 +29,6 @@ pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (d
 
 AGENTS = ("Ant", "HalfCheetah", "Hopper", "Humanoid", "Swimmer", "Walker2d")
 IDS = [f"Safety{a}Velocity-v1" for a in AGENTS]
-PARAMS = [pytest.param(i, marks=pytest.mark.slow) if "Humanoid" in i else i for i in IDS]  # Humanoid: ~2 min to compile
 
 MODEL_RTOL = 1e-5
 """The agent's compiled model against Safety-Gymnasium's (masses, inertias, positions, gears, ...):
@@ -92,7 +91,7 @@ class Replica:
         return out
 
 
-@pytest.fixture(scope="module", params=PARAMS)
+@pytest.fixture(scope="module", params=IDS)
 def replica(request) -> Replica:
     return Replica(request.param)
 
