@@ -3,12 +3,13 @@
 :class:`Arranger` starts from the env's own ``reset`` (so the task state has exactly the suite's
 structure, whatever extra entries it keeps: Button's active button and timers, Push's goal
 velocity), then overrides the agent's pose and any task entries, parks every placeable not given
-far away, writes the scene from the task (``suite.move``), runs ``mjx.forward`` and computes the
-env's own observation and costs. The result can be fed to ``env.step`` or to ``suite.transition``.
+far away, writes the scene from the task (``suite.move``), runs MuJoCo's forward pass
+(:mod:`tests.env.c_forward`) and computes the env's own observation and costs. The result can
+be fed to ``env.step`` or to ``suite.transition``.
 
 Unlike ``conftest.Compiled.arrange`` (Goal's task layout only) it also calls ``suite.prepare``,
 which readies moving hazards (Button's gremlins) for the next physics step, as ``transition`` does.
-Compiled programs: the env's ``reset`` (shared with ``Compiled.reset``) and this one.
+Compiled programs: the env's ``reset`` (shared with ``Compiled.reset``) and this one's two small ones.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from crax.core.env import State
-from crax.core.mjx import mjx
+from tests.env import c_forward
 from tests.env.conftest import Compiled
 
 
@@ -30,10 +31,11 @@ class Arranger:
     def __init__(self, compiled: Compiled):
         self.compiled = compiled
         self.env = compiled.env
-        self._fn = jax.jit(self._arrange)
+        self._write_fn = jax.jit(self._write)
+        self._observe_fn = jax.jit(self._observe)
 
-    def _arrange(self, state, xy, yaw, qvel, ctrl, steps, task):
-        env, suite, body = self.env, self.env.suite, self.env.body
+    def _write(self, state, xy, yaw, qvel, ctrl, task):
+        suite, body = self.env.suite, self.env.body
         task = {**task, "hazards": suite.hazard_positions(task)}
         qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)  # qpos0 faces +x
         data = state.data.replace(
@@ -41,8 +43,10 @@ class Arranger:
             qvel=state.data.qvel.at[slice(*body.qvel_adr)].set(qvel),
             ctrl=ctrl,
         )
-        data = suite.move(data, {label: task[label] for label in suite.placeables})
-        data = mjx.forward(env.mjx_model, data)
+        return suite.move(data, {label: task[label] for label in suite.placeables}), task
+
+    def _observe(self, state, data, steps, task):
+        env, suite = self.env, self.env.suite
         data = suite.prepare(data, task)
         ctx = suite.context(env.mjx_model, data, task)
         costs = suite.costs(ctx)
@@ -81,7 +85,6 @@ class Arranger:
         nv = self.env.body.qvel_adr[1] - self.env.body.qvel_adr[0]
         qvel = np.zeros(nv, np.float32) if qvel is None else np.asarray(qvel, np.float32)
         ctrl = np.zeros(self.env.mj_model.nu, np.float32) if ctrl is None else np.asarray(ctrl, np.float32)
-        return self._fn(
-            state, jnp.asarray(xy, jnp.float32), jnp.asarray(yaw, jnp.float32), jnp.asarray(qvel),
-            jnp.asarray(ctrl), jnp.asarray(steps, jnp.int32), task,
-        )
+        data, task = self._write_fn(state, jnp.asarray(xy, jnp.float32), jnp.asarray(yaw, jnp.float32),
+                                    jnp.asarray(qvel), jnp.asarray(ctrl), task)
+        return self._observe_fn(state, c_forward.forward(self.env, data), jnp.asarray(steps, jnp.int32), task)

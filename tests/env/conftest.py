@@ -5,7 +5,8 @@ lives in a session-wide cache keyed by env id and overrides (:func:`compiled`). 
 whole env share these few programs:
 
 - ``arrange``: a hand-placed state (agent pose and velocity, every placeable's position) run
-  through ``mjx.forward``, with the env's own observation and cost terms; the returned
+  through MuJoCo's forward pass (:mod:`tests.env.c_forward`), with the env's own observation and
+  cost terms (a small jitted program); the returned
   :class:`crax.State` has exactly the structure of ``env.reset``'s, so it can be fed to ``step``.
 - ``step``: ``jax.jit(env.step)``.
 
@@ -25,7 +26,7 @@ import pytest
 
 import crax
 from crax.core.env import State
-from crax.core.mjx import mjx
+from tests.env import c_forward
 
 POINT_GOAL1 = dict(episode_length=7, goal_radius=0.5)
 """The shared PointGoal1 used by the step tests: short episodes and a widened goal (overrides)."""
@@ -44,7 +45,8 @@ class Compiled:
         self.env = crax.make(env_id, **overrides)
         self.step = jax.jit(self.env.step)
         self.reset = jax.jit(self.env.reset)
-        self._arrange = jax.jit(self._arrange_fn)
+        self._write = jax.jit(self._write_fn)
+        self._observe = jax.jit(self._observe_fn)
 
     @functools.cached_property
     def template(self) -> State:
@@ -62,7 +64,7 @@ class Compiled:
             out[label] = xy
         return out
 
-    def _arrange_fn(self, key, xy, yaw, qvel, ctrl, steps, positions):
+    def _write_fn(self, xy, yaw, qvel, ctrl, positions):
         env, suite, body = self.env, self.env.suite, self.env.body
         data = env._data0
         qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), xy, yaw)  # qpos0 faces +x
@@ -71,8 +73,10 @@ class Compiled:
             qvel=data.qvel.at[slice(*body.qvel_adr)].set(qvel),
             ctrl=ctrl,
         )
-        data = suite.move(data, positions)
-        data = mjx.forward(env.mjx_model, data)
+        return suite.move(data, positions)
+
+    def _observe_fn(self, data, key, steps, positions):
+        env, suite = self.env, self.env.suite
         task = {**positions, "hazards": suite.hazard_positions(positions), "key": key}
         ctx = suite.context(env.mjx_model, data, task)
         costs = suite.costs(ctx)
@@ -100,10 +104,10 @@ class Compiled:
         qvel = np.zeros(nv, np.float32) if qvel is None else np.asarray(qvel, np.float32)
         ctrl = np.zeros(self.env.mj_model.nu, np.float32) if ctrl is None else np.asarray(ctrl, np.float32)
         key = jax.random.split(jax.random.key(seed))[0]
-        state = self._arrange(
-            key, jnp.asarray(xy, jnp.float32), jnp.asarray(yaw, jnp.float32), jnp.asarray(qvel),
-            jnp.asarray(ctrl), jnp.asarray(steps, jnp.int32), {k: jnp.asarray(v) for k, v in layout.items()},
-        )
+        positions = {k: jnp.asarray(v) for k, v in layout.items()}
+        data = self._write(jnp.asarray(xy, jnp.float32), jnp.asarray(yaw, jnp.float32), jnp.asarray(qvel),
+                           jnp.asarray(ctrl), positions)
+        state = self._observe(c_forward.forward(self.env, data), key, jnp.asarray(steps, jnp.int32), positions)
         assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
 

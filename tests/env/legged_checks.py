@@ -3,13 +3,12 @@
 Every check drives one compiled Velocity env (``compiled(env_id, **overrides)``: its jitted
 ``reset`` and ``step``), with states from ``env.reset`` whose ``qpos``/``qvel`` are replaced by
 hand before one ``env.step`` (which recomputes everything derived from them). Placement is read
-back through one jitted, vmapped ``mjx.forward``. Sizes of the Goal envs come from
+back through MuJoCo's forward pass (:mod:`tests.env.c_forward`). Sizes of the Goal envs come from
 ``jax.eval_shape`` (nothing compiled).
 """
 
 from __future__ import annotations
 
-import functools
 import types
 
 import jax
@@ -19,7 +18,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.core.mjx import mjx
+from tests.env import c_forward
 from tests.env.conftest import compiled, host, step_from
 
 GOAL_SENSORS = 50
@@ -54,16 +53,15 @@ class Legged:
             out.append(host(state))
         return out
 
-    @functools.cached_property
-    def forward(self):
-        """Jitted, vmapped ``mjx.forward`` of the env's model on a batch of agent qpos."""
+    def forward(self, qpos: np.ndarray):
+        """MuJoCo's forward pass (:mod:`tests.env.c_forward`) of the env's model on a batch of agent
+        qpos, stacked as one batched data."""
         env = self.env
-
-        def fwd(qpos):
-            data = env._data0.replace(qpos=env._data0.qpos.at[slice(*env.body.qpos_adr)].set(qpos))
-            return mjx.forward(env.mjx_model, data)
-
-        return jax.jit(jax.vmap(fwd))
+        rows = []
+        for q in np.asarray(qpos):
+            data = env._data0.replace(qpos=env._data0.qpos.at[slice(*env.body.qpos_adr)].set(q))
+            rows.append(c_forward.forward(env, data))
+        return jax.tree.map(lambda *x: jnp.stack(x), *rows)
 
     def agent_geoms(self) -> list[str]:
         """Names of the agent's collidable geoms (without the ``agent/`` prefix)."""
@@ -220,7 +218,7 @@ def check_action_scaling(t: Legged, joints: list[str], gear: float = 150.0) -> N
 
 def check_place(t: Legged, front: tuple[str, ...]) -> None:
     """``place(qpos, xy, ψ)``: torso at xy, yaw ψ and the front feet ahead along ψ (after
-    ``mjx.forward``); a tilted start (reset noise) keeps its tilt and turns by ψ about z."""
+    the forward pass); a tilted start (reset noise) keeps its tilt and turns by ψ about z."""
     body, m = t.body, t.m
     q0 = np.asarray(body.qpos0, np.float32)
     tilted = q0.copy()

@@ -4,8 +4,9 @@
 Python 3.10 environment with ``safety-gymnasium==1.0.0``; docs/safety_gymnasium.md). This module
 loads it and puts a crax env in each recorded state: :class:`Replica` writes the agent's pose,
 velocity and controls (the Point's x, y, yaw; the Ant's whole joint state) and every object's
-position (vases with their yaw) into the env's initial data, runs ``mjx.forward`` and returns a :class:`crax.State` shaped as ``env.reset``'s,
-with the suite's own observation and cost terms, so ``env.step`` continues from it.
+position (vases with their yaw) into the env's initial data, runs MuJoCo's forward pass on it
+(:mod:`tests.env.c_forward`) and returns a :class:`crax.State` shaped as ``env.reset``'s, with the
+suite's own observation and cost terms, so ``env.step`` continues from it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from crax.core.env import State
 from crax.core.mjx import mjx
 from crax.objects.push_box import PushBox
 from crax.objects.vases import Vases
+from tests.env import c_forward
 
 TURNED = (Vases, PushBox)
 """Objects whose recorded layout rows are (x, y, yaw): free bodies placed with a yaw."""
@@ -42,28 +44,44 @@ def reference() -> dict[str, Any]:
 
 
 class Replica:
-    """One crax env of a served Safety-Gymnasium id, set to recorded states."""
+    """One crax env of a served Safety-Gymnasium id, set to recorded states.
 
-    def __init__(self, env_id: str, record: dict[str, Any] | None = None):
+    ``engine`` runs the placed state's forward pass: ``"c"``, MuJoCo's (:mod:`tests.env.c_forward`:
+    nothing to compile), or ``"mjx"``, MJX's, for the states where MuJoCo 4.0 in C does not
+    reproduce Safety-Gymnasium's MuJoCo 2.3.3 and MJX does (the Ant's Button)."""
+
+    def __init__(self, env_id: str, record: dict[str, Any] | None = None, *, engine: str = "c"):
         self.env_id = env_id
+        self.engine = engine
         self.record = reference()["tasks"][env_id] if record is None else record
         self.env = crax.make(env_id)
         self.step = jax.jit(self.env.step)
-        self._arrange = jax.jit(self._arrange_fn)
+        self._write = jax.jit(self._write_fn)
+        self._observe = jax.jit(self._observe_fn)
+        self._mjx_forward = jax.jit(lambda data: mjx.forward(self.env.mjx_model, data))
 
     @property
     def template(self) -> State:
         return self.env.state_shapes
 
-    def _arrange_fn(self, qpos, qvel, ctrl, positions, yaws):
+    def _write_fn(self, qpos, qvel, ctrl, positions, yaws):
+        """The recorded state written into the env's initial data, and the task a reset would hold."""
         env, suite, body = self.env, self.env.suite, self.env.body
         data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
         for label, p in suite.objects.items():
             data = p.write(data, positions[label], yaw=yaws[label]) if label in yaws else p.write(data, positions[label])
-        data = mjx.forward(env.mjx_model, data)
         # the task's other entries as a reset makes them (Goal's respawn key, Circle's circle)
         _, drawn = suite.init_task(env.mjx_model, env._data0, jax.random.key(0))
-        task = {**drawn, **positions, "hazards": suite.hazard_positions(positions)}
+        return data, {**drawn, **positions, "hazards": suite.hazard_positions(positions)}
+
+    def _settle(self, data, task):
+        """Task entries read from the forwarded data (Button's wrong-button contacts)."""
+        return task
+
+    def _observe_fn(self, data, task):
+        """The state of forwarded data: the suite's observation, cost terms and step cost."""
+        env, suite = self.env, self.env.suite
+        task = self._settle(data, task)
         ctx = env._context(data, task, jnp.zeros(env.action_size))
         costs = suite.costs(ctx)
         metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
@@ -71,6 +89,30 @@ class Replica:
         zero = jnp.zeros((), jnp.float32)
         return State(data=data, obs=suite.observe(ctx), reward=zero, cost=suite.step_cost(costs), done=zero,
                      truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
+
+    def _arrange(self, *args) -> State:
+        data, task = self._write(*args)
+        state = self._observe(self._forward(data), task)
+        assert jax.tree.structure(state) == jax.tree.structure(self.template)
+        return state
+
+    def resets(self, keys: jax.Array) -> State:
+        """Fresh episodes as ``env.reset`` draws them from ``keys``, batched: the suite's draw
+        (``init_task`` on the key ``reset`` hands it), vmapped and jitted without physics, then each
+        drawn state forwarded as :meth:`arrange`'s and observed with the suite's observation and costs.
+        A vmapped ``env.reset`` would compile its own physics for 10-40 s on this CPU; the draw is
+        ``reset``'s own code."""
+        env = self.env
+        draw = jax.jit(jax.vmap(lambda k: env.suite.init_task(env.mjx_model, env._data0, jax.random.split(k)[1])))
+        data, task = draw(keys)
+        states = []
+        for i in range(len(keys)):
+            data_i, task_i = jax.tree.map(lambda x, i=i: x[i], (data, task))
+            states.append(self._observe(self._forward(data_i), task_i))
+        return jax.tree.map(lambda *x: jnp.stack(x), *states)
+
+    def _forward(self, data):
+        return self._mjx_forward(data) if self.engine == "mjx" else c_forward.forward(self.env, data)
 
     def arrange(self, case: dict[str, Any]) -> State:
         """The crax state of a recorded case (its ``agent`` and ``layout``)."""
@@ -81,7 +123,6 @@ class Replica:
                 for label, p in objects.items() if isinstance(p, TURNED)}
         state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
                               jnp.asarray(agent["ctrl"], jnp.float32), positions, yaws)
-        assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
 
     def agent_qpos(self, agent: dict[str, Any]) -> jax.Array:
@@ -117,23 +158,17 @@ class ButtonReplica(Replica):
     goal button and timer, hazards, gremlins (layout position and yaw, at rest on the floor as
     Safety-Gymnasium's reset leaves them)."""
 
-    def _arrange_fn(self, qpos, qvel, ctrl, positions, gremlin_yaw, goal_button, timer):
+    def _write_fn(self, qpos, qvel, ctrl, positions, gremlin_yaw, goal_button, timer):
         env, suite, body = self.env, self.env.suite, self.env.body
         data = body.write_state(env._data0, qpos, qvel).replace(ctrl=ctrl)
         for label, xy_ in positions.items():
             p = suite.objects[label]
             data = p.write(data, xy_, yaw=gremlin_yaw) if label == "gremlins" else p.write(data, xy_)
         positions = {**positions, "hazards": suite.hazard_positions(positions)}
-        data, task = suite.start_task(data, positions, goal_button, timer, jax.random.key(0))
-        data = mjx.forward(env.mjx_model, data)
-        task["wrong_button_contacts"] = suite.button_contacts(data, task)[1]
-        ctx = env._context(data, task, jnp.zeros(env.action_size))
-        costs = suite.costs(ctx)
-        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
-        metrics.update({f"cost/{k}": v for k, v in costs.items()})
-        zero = jnp.zeros((), jnp.float32)
-        return State(data=data, obs=suite.observe(ctx), reward=zero, cost=suite.step_cost(costs), done=zero,
-                     truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
+        return suite.start_task(data, positions, goal_button, timer, jax.random.key(0))
+
+    def _settle(self, data, task):
+        return {**task, "wrong_button_contacts": self.env.suite.button_contacts(data, task)[1]}
 
     def arrange(self, case: dict[str, Any]) -> State:
         agent, layout = case["agent"], case["layout"]
@@ -143,7 +178,6 @@ class ButtonReplica(Replica):
         state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
                               jnp.asarray(agent["ctrl"], jnp.float32), positions, jnp.asarray(gremlins[:, 2]), jnp.asarray(case["goal_button"], jnp.int32),
                               jnp.asarray(case["timer"], jnp.int32))
-        assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
 
     def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -4,7 +4,8 @@ and the sum over zones, the fall cost, the reward terms of one step, the lidar o
 nearest zones, the drawn-zone window, and the layout over many vmapped resets.
 
 One env (``compiled("HalfCheetahPathway1")``) serves the file: its jitted ``step``, a vmapped
-``reset`` and a jitted hand-placement (kinematics only). Other levels are checked through their
+``reset`` and a hand-placement (MuJoCo's forward pass, :mod:`tests.env.c_forward`, then crax's
+observation and costs, jitted). Other levels are checked through their
 layout sampler alone.
 """
 
@@ -21,9 +22,9 @@ import pytest
 import crax
 from crax.bodies import HalfCheetah, Point
 from crax.core.env import State
-from crax.core.mjx import mjx
 from crax.suites.base import NONFINITE_METRICS, TaskEnv
 from crax.suites.pathway import Pathway
+from tests.env import c_forward
 from tests.env.conftest import compiled
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -50,10 +51,7 @@ def _arrange_fn():
     e, suite, body = c.env, c.env.suite, c.env.body
 
     @jax.jit
-    def arrange(root, zones, site_xpos):
-        qpos = jnp.zeros(body.qpos_adr[1] - body.qpos_adr[0]).at[:3].set(root)
-        data = e._data0.replace(qpos=e._data0.qpos.at[slice(*body.qpos_adr)].set(qpos))
-        data = mjx.forward(e.mjx_model, data)
+    def observe(data, zones, site_xpos):
         data = suite.move(data, zones)
         # site_xpos with NaN rows keeps MuJoCo's foot positions; given rows replace them (hand feet)
         data = data.replace(site_xpos=jnp.where(jnp.isnan(site_xpos), data.site_xpos, site_xpos))
@@ -67,6 +65,12 @@ def _arrange_fn():
             data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
             truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics,
         )
+
+    def arrange(root, zones, site_xpos):
+        qpos = np.zeros(body.qpos_adr[1] - body.qpos_adr[0], np.float32)
+        qpos[:3] = root
+        data = e._data0.replace(qpos=e._data0.qpos.at[slice(*body.qpos_adr)].set(qpos))
+        return observe(c_forward.forward(e, data), zones, site_xpos)
 
     return arrange
 

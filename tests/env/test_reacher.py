@@ -2,7 +2,8 @@
 on hand-placed states, the hazard lidar, and the layout over many resets.
 
 One env program is compiled for the file (``compiled("ReacherReach1")``: reset and step) plus one
-small ``arrange`` program (a hand-placed state through ``mjx.forward``); layouts are checked with a
+hand-placement (MuJoCo's forward pass, :mod:`tests.env.c_forward`, then crax's observation, costs
+and reward terms in two small programs); layouts are checked with a
 vmapped ``init_task`` (no physics) and sizes with ``jax.eval_shape``.
 """
 
@@ -20,11 +21,11 @@ import pytest
 
 import crax
 from crax.core.context import Context
-from crax.core.mjx import mjx
 from crax.costs.arm_touch import ArmTouch, sample_chain
 from crax.objects.mixed_zones import MixedZones
 from crax.suites.base import NONFINITE_METRICS
 from crax.suites.reach import Reach
+from tests.env import c_forward
 from tests.env.conftest import compiled
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -47,17 +48,23 @@ def _arrange_program():
     env, suite, body = c.env, c.env.suite, c.env.body
 
     @jax.jit
-    def arrange(qpos, qvel, target, hazards):
+    def write(qpos, qvel, target, hazards):
         data = env._data0.replace(
             qpos=env._data0.qpos.at[slice(*body.qpos_adr)].set(qpos),
             qvel=env._data0.qvel.at[slice(*body.qvel_adr)].set(qvel),
         )
-        data, task = suite.place(data, target, hazards)
-        data = mjx.forward(env.mjx_model, data)
+        return suite.place(data, target, hazards)
+
+    @jax.jit
+    def observe(data, task):
         ctx = suite.context(env.mjx_model, data, task)
         _, tr = suite.transition(env.mjx_model, data, data, task, jnp.zeros(2))
         terms = {**tr.rewards, "reward": tr.reward, **tr.extra_metrics}
         return data, task, suite.observe(ctx), suite.costs(ctx), terms
+
+    def arrange(qpos, qvel, target, hazards):
+        data, task = write(qpos, qvel, target, hazards)
+        return observe(c_forward.forward(env, data), task)
 
     return arrange
 

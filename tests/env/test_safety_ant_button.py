@@ -26,7 +26,9 @@ pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (d
 CONTACT_ACCEL_RTOL = 1e-4
 """Accelerometer where buttons or gremlins press 3 mm into the Ant's feet, relative to its norm
 (measured ≤ 3.5e-5: 2.6e-4 m/s² where two buttons press, 3.4e-4 where two gremlins do; the
-other sensors as Goal's)."""
+other sensors as Goal's). States are placed with MJX's forward pass here, not MuJoCo's in C as in
+the other Safety-Gymnasium files: MuJoCo 4.0 in C, on the same contacts, solves the button pressing
+into a foot to another acceleration (``touching_goal_button``: 6.4e-2 of the norm off)."""
 STRIKE_REWARD_ATOL = 3e-2
 """Reward of each step of ``press_goal_button`` and ``press_wrong_button``: the Ant in its reset
 pose 0.28 m up flies at 2 m/s into button 0, a foot 1 cm deep in it after the second step. The
@@ -51,7 +53,7 @@ ID = "SafetyAntButton{}-v0"
 
 @pytest.fixture(scope="module", params=LEVELS)
 def replica(request) -> ButtonReplica:
-    return ButtonReplica(ID.format(request.param))
+    return ButtonReplica(ID.format(request.param), engine="mjx")  # see CONTACT_ACCEL_RTOL
 
 
 def _lidar_slices(record) -> dict[str, slice]:

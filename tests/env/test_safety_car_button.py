@@ -32,9 +32,10 @@ from tests.env.test_safety_car_goal import (
 )
 
 BOX_BOX_STATES = ("gremlin_against_bumper", "gremlin_against_wheel")
-"""A gremlin (a box) pressed into the Car's bumper or a wheel's face: MJX and MuJoCo find other
-contact points for a box–box pair (and MuJoCo 2.3.3 meets the wheel's cylinder, crax its box), so
-the raw ``cost/gremlins`` (one per contact point) may differ while its indicator agrees."""
+"""A gremlin (a box) pressed into the Car's bumper or a wheel's face: MJX and MuJoCo's versions find
+other contact points for a box–box pair (and MuJoCo 2.3.3 meets the wheel's cylinder, crax its box:
+MuJoCo 4.0 in C, which forwards the placed states, counts 4 points on the wheel where 2.3.3 counts
+1), so the raw ``cost/gremlins`` (one per contact point) may differ while its indicator agrees."""
 PRESS = {"xy": 1e-4, "lidar": 1e-3}
 """The drives into a button (30 and 20 steps, pressed on step 11, then pushing against it): the
 chassis' position (m) and lidar bins at every step (measured ≤ 6.0e-6 m, 2.2e-5)."""

@@ -2,8 +2,9 @@
 
 The reference (tests/data/safety_velocity_reference.json) was recorded by
 benchmarks/sg_velocity_reference.py in Safety-Gymnasium itself; docs/safety_gymnasium.md lists the
-tolerances below and what was measured. One compiled env per id (module-scoped): one jitted
-``arrange`` (write qpos/qvel, ``mjx.forward``, observe) and one jitted ``step``, reused by every test.
+tolerances below and what was measured. One env per id (module-scoped): a recorded state is written,
+run through MuJoCo's forward pass (:mod:`tests.env.c_forward`) and observed by crax; one jitted
+``step``, reused by every test, continues from it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import pytest
 
 import crax
 from crax.core.env import State
-from crax.core.mjx import mjx
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.env import action_box, action_scale, observation_box
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyVelocity
 from crax.tasks import safety_gym
+from tests.env import c_forward
 from tests.env.safety_gym_reference import load
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -63,21 +64,21 @@ class Replica:
         self.record = reference()["tasks"][env_id]
         self.env = crax.make(env_id)
         self.step = jax.jit(self.env.step)
-        self.arrange_fn = jax.jit(self._arrange)
+        self._write = jax.jit(lambda qpos, qvel: self.env.body.write_state(self.env._data0, qpos, qvel))
+        self._observe = jax.jit(self._observe_fn)
 
-    def _arrange(self, qpos, qvel):
-        env, suite, body = self.env, self.env.suite, self.env.body
-        template = env.state_shapes
-        data = mjx.forward(env.mjx_model, body.write_state(env._data0, qpos, qvel))
+    def _observe_fn(self, data):
+        env, suite = self.env, self.env.suite
         task = {"velocity": jnp.zeros((), jnp.float32)}
-        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in template.metrics.items()}
+        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in env.state_shapes.metrics.items()}
         zero = jnp.zeros((), jnp.float32)
         ctx = env._context(data, task, jnp.zeros(env.action_size))
         return State(data=data, obs=suite.observe(ctx), reward=zero, cost=zero, done=zero, truncation=zero,
                      info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics)
 
     def arrange(self, case: dict[str, Any]) -> State:
-        return self.arrange_fn(jnp.asarray(case["qpos"], jnp.float32), jnp.asarray(case["qvel"], jnp.float32))
+        data = self._write(jnp.asarray(case["qpos"], jnp.float32), jnp.asarray(case["qvel"], jnp.float32))
+        return self._observe(c_forward.forward(self.env, data))
 
     def rollout(self, case: dict[str, Any], steps: int | None = None) -> list[State]:
         """Steps through the case's actions (Safety-Gymnasium's units, rescaled onto crax's [-1, 1]),

@@ -112,18 +112,19 @@ def test_cpo_on_the_toy_env_in_the_infeasible_case_lowers_the_cost_surrogate():
 
 
 @pytest.mark.parametrize("cls", LEARNERS, ids=lambda c: c.name)
-@pytest.mark.slow
-def test_crax_train_runs_and_logs_the_step_statistics(tmp_path, cls):
-    run_dir = tmp_path / "run"
-    train_cli.train_main([cls.name, "--env", TOY_ENV_ID, "--run-dir", str(run_dir), "--no-progress",
-                          "--total-steps", str(2 * STEPS_PER_ITER),
-                          *tiny_flags(safety_bound=2.0, num_evals=0, num_seeds=2)])
-    assert json.loads((run_dir / "config.json").read_text())["learner"] == cls.name
-    logged = [r for r in read_metrics(run_dir) if "policy/kl" in r]
-    assert sorted((r["step"], r["seed"]) for r in logged) == [(s, seed) for s in (STEPS_PER_ITER, 2 * STEPS_PER_ITER)
-                                                               for seed in (0, 1)]
+@pytest.mark.slow  # three runs per learner, of one compiled program
+def test_crax_train_logs_the_step_statistics_and_an_interrupted_run_resumes_exactly(tmp_path, monkeypatch, cls):
+    iterations = 4
+    flags = tiny_flags(safety_bound=2.0, num_evals=2, checkpoint_every=2, num_seeds=2)
+    ref_dir = tmp_path / "ref"
+    train_cli.train_main([cls.name, "--env", TOY_ENV_ID, "--run-dir", str(ref_dir), "--no-progress",
+                          "--total-steps", str(iterations * STEPS_PER_ITER), *flags])
+    assert json.loads((ref_dir / "config.json").read_text())["learner"] == cls.name
+    logged = [r for r in read_metrics(ref_dir) if "policy/kl" in r]
+    assert sorted((r["step"], r["seed"]) for r in logged) == [
+        (i * STEPS_PER_ITER, seed) for i in range(1, iterations + 1) for seed in (0, 1)]
     for seed in (0, 1):  # the seeds are vmapped: each steps (and logs) on its own
-        tags = EventAccumulator(str(run_dir / "tb" / f"seed_{seed}")).Reload().Tags()["scalars"]
+        tags = EventAccumulator(str(ref_dir / "tb" / f"seed_{seed}")).Reload().Tags()["scalars"]
         for tag in (*STEP_STATISTICS[cls.name], "loss/value_reward", "loss/value_cost", "constraint/violation"):
             assert tag in tags, tag
             assert all(np.isfinite(r[tag]) for r in logged if tag in r), tag
@@ -138,6 +139,18 @@ def test_crax_train_runs_and_logs_the_step_statistics(tmp_path, cls):
         if cls is CPO:
             assert r["cpo/case"] in (0.0, 1.0, 2.0, 3.0, 4.0)
 
+    # the same run interrupted during its fourth iteration, then resumed: the reference's records exactly
+    config = tiny(cls.Config, total_steps=iterations * STEPS_PER_ITER, num_evals=2, checkpoint_every=2,
+                  safety_bound=2.0, num_seeds=2)
+    run_dir = tmp_path / "run"
+    interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        runs.train(cls, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
+    monkeypatch.undo()
+    runs.train(None, run_dir=run_dir, resume=True, progress=False)
+    assert records(run_dir) == records(ref_dir)
+    assert json.loads((run_dir / "results.json").read_text()) == json.loads((ref_dir / "results.json").read_text())
+
 
 @pytest.mark.parametrize("cls", [TRPOLag, CUP], ids=lambda c: c.name)
 @pytest.mark.slow
@@ -150,22 +163,3 @@ def test_trpo_lag_and_cup_keep_one_multiplier_per_budgeted_term(cls):
     assert float(m["multiplier/lagrange/cost/edge"][0, 0]) == pytest.approx(2.0 * edge, rel=1e-5)
     assert float(m["multiplier/lagrange/cost/hazard"][0, 0]) == 0.0
     assert all(np.all(np.isfinite(v)) for v in m.values())
-
-
-@pytest.mark.slow  # three runs per learner
-@pytest.mark.parametrize("cls", LEARNERS, ids=lambda c: c.name)
-def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch, cls):
-    # the training program of test_crax_train_runs_and_logs_the_step_statistics (two seeds, bound 2):
-    # the compile cache has it, so the three runs here trace it but do not compile it again
-    config = tiny(cls.Config, total_steps=4 * STEPS_PER_ITER, num_evals=2, checkpoint_every=2, safety_bound=2.0,
-                  num_seeds=2)
-    reference = runs.train(cls, config, TOY_ENV_ID, run_dir=tmp_path / "ref", progress=False)
-    run_dir = tmp_path / "run"
-    interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)  # during the fourth iteration
-    with pytest.raises(KeyboardInterrupt):
-        runs.train(cls, config, TOY_ENV_ID, run_dir=run_dir, progress=False)
-    monkeypatch.undo()
-    runs.train(None, run_dir=run_dir, resume=True, progress=False)
-    assert records(run_dir) == records(reference.run_dir)
-    assert json.loads((run_dir / "results.json").read_text()) == json.loads(
-        (reference.run_dir / "results.json").read_text())
