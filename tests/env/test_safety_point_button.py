@@ -2,8 +2,9 @@
 
 The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and why they are what
-they are. One hand-placement program per level and one compiled step at levels 0 and 1
-(module-scoped); level 2 (six gremlins) in the slow tier, its step not compiled (:data:`ROLLOUT_LEVELS`).
+they are. Recorded states are forwarded by MuJoCo in C and observed by one small program per level;
+one compiled step at levels 0 and 1 (module-scoped); level 2 (six gremlins) in the slow tier, its
+step not compiled (:data:`ROLLOUT_LEVELS`).
 """
 
 from __future__ import annotations
@@ -267,8 +268,15 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     gaps = np.linalg.norm(points[:, :, None] - points[:, None], axis=-1) - keepout[:, None] - keepout[None]
     assert np.all(gaps[:, ~np.eye(len(keepout), dtype=bool)] >= -1e-6)
     assert np.all(np.asarray(states.cost) == 0)
-    state = jax.tree.map(lambda x: x[0], states)
-    for _ in range(20):  # the gremlins circle clear of the agent, nothing touches a button: nothing costs
+
+
+@pytest.mark.parametrize("replica", [pytest.param(1, marks=pytest.mark.slow)], indirect=True)
+def test_nothing_costs_after_a_fresh_reset_at_rest(replica):
+    """20 rest steps from a fresh level-1 draw (its step is compiled for the rollouts; level 2's is not
+    compiled at all, :data:`ROLLOUT_LEVELS`): the gremlins circle clear of the agent, nothing touches
+    a button, nothing costs."""
+    state = jax.tree.map(lambda x: x[0], replica.resets(jax.random.split(jax.random.key(3), 1)))
+    for _ in range(20):
         state = replica.step(state, jnp.zeros(2))
         assert float(state.cost) == 0.0 and not any(cost_terms(state).values())
 
