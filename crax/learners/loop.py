@@ -113,8 +113,7 @@ class BaseTrainer:
         # it serves num_seeds × its envs at once (Vmap's worlds; a Warp env's shared contact buffer).
         self.train_env = AutoReset(Vmap(single, config.num_envs, worlds=config.num_envs * config.num_seeds))
         self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
-        # both eval policies step together in one batch (_evaluate_one), so one trace and compile of the step
-        self.eval_env = Vmap(single, config.eval_envs, worlds=config.eval_envs * config.num_seeds * len(EVAL_POLICIES))
+        self.eval_env = Vmap(single, config.eval_envs, worlds=config.eval_envs * config.num_seeds)
         self.observation_size = single.observation_size
         self.action_size = env.action_size
         self.episode_length = env.episode_length
@@ -280,11 +279,9 @@ class BaseTrainer:
 
     def _evaluate_one(self, model, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
         k_reset, k_act = jax.random.split(key)
-        deterministic = jnp.asarray([mode == "deterministic" for mode in EVAL_POLICIES])
-        out = jax.vmap(lambda d: self._episodes(model, k_reset, k_act, d))(deterministic)
-        return {mode: jax.tree.map(lambda x, i=i: x[i], out) for i, mode in enumerate(EVAL_POLICIES)}
+        return {mode: self._episodes(model, k_reset, k_act, mode == "deterministic") for mode in EVAL_POLICIES}
 
-    def _episodes(self, model, k_reset: jax.Array, k_act: jax.Array, deterministic: jax.Array) -> dict[str, jax.Array]:
+    def _episodes(self, model, k_reset: jax.Array, k_act: jax.Array, deterministic: bool) -> dict[str, jax.Array]:
         learner = nnx.merge(self.graphdef, model)[0]
         env = self.eval_env
         n = self.config.eval_envs
@@ -293,7 +290,7 @@ class BaseTrainer:
         def step(carry, k):
             s, ret, cost, length, finished = carry
             loc, scale = learner.policy(s.obs)
-            u = jnp.where(deterministic, loc, loc + scale * jax.random.normal(k, loc.shape))
+            u = loc if deterministic else loc + scale * jax.random.normal(k, loc.shape)
             s = env.step(s, jnp.tanh(u))
             first = (s.metrics["episode/done"] > 0) & ~finished
             ret = jnp.where(first, s.metrics["episode/return"], ret)
