@@ -26,7 +26,8 @@ from tests.env.conftest import Compiled
 
 
 class Arranger:
-    """A jitted hand-placement program for one compiled env (compiled once, on first use)."""
+    """Hand-placement for one compiled env: a jitted write, MuJoCo's forward pass in C and a jitted
+    observation (each program compiled once, on first use)."""
 
     def __init__(self, compiled: Compiled):
         self.compiled = compiled
