@@ -10,8 +10,9 @@ cost terms then run, jitted, on that data (a program of well under a second to c
 What this changes for a test: the kinematics, velocities, accelerations and contacts of the
 placed state are MuJoCo's (float64, then rounded to float32) rather than MJX's. Observation and
 cost code is crax's either way. MJX's own forward pass is checked by every test that steps an env.
-Where the two engines differ (MJX finds 4 points for a box-box pair where MuJoCo finds 2: see
-docs/safety_gymnasium.md), a placed state now reads MuJoCo's contacts, as Safety-Gymnasium does.
+Where the engines differ (box-box pairs; the Ant's foot against a button, where MuJoCo 4.0 solves
+another acceleration than Safety-Gymnasium's MuJoCo 2.3.3 and MJX: see docs/safety_gymnasium.md),
+a placed state reads MuJoCo 4.0's, and a test that needs MJX's keeps ``mjx.forward``.
 """
 
 from __future__ import annotations

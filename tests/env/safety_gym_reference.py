@@ -51,6 +51,8 @@ class Replica:
     reproduce Safety-Gymnasium's MuJoCo 2.3.3 and MJX does (the Ant's Button)."""
 
     def __init__(self, env_id: str, record: dict[str, Any] | None = None, *, engine: str = "c"):
+        if engine not in ("c", "mjx"):
+            raise ValueError(f"engine must be 'c' or 'mjx', got {engine!r}")
         self.env_id = env_id
         self.engine = engine
         self.record = reference()["tasks"][env_id] if record is None else record
@@ -121,9 +123,8 @@ class Replica:
         positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2]) for label in objects}
         yaws = {label: jnp.asarray(np.asarray(layout[label], np.float32).reshape(-1, 3)[:, 2])
                 for label, p in objects.items() if isinstance(p, TURNED)}
-        state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
-                              jnp.asarray(agent["ctrl"], jnp.float32), positions, yaws)
-        return state
+        return self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
+                             jnp.asarray(agent["ctrl"], jnp.float32), positions, yaws)
 
     def agent_qpos(self, agent: dict[str, Any]) -> jax.Array:
         """The body's qpos of a recorded agent: as recorded (the Ant's ``qpos``), or the body
@@ -175,10 +176,9 @@ class ButtonReplica(Replica):
         positions = {label: jnp.asarray(np.asarray(layout[label], np.float32)[:, :2])
                      for label in self.env.suite.objects if label != "goal"}
         gremlins = np.asarray(layout.get("gremlins") or np.zeros((0, 3)), np.float32).reshape(-1, 3)
-        state = self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
-                              jnp.asarray(agent["ctrl"], jnp.float32), positions, jnp.asarray(gremlins[:, 2]), jnp.asarray(case["goal_button"], jnp.int32),
-                              jnp.asarray(case["timer"], jnp.int32))
-        return state
+        return self._arrange(self.agent_qpos(agent), jnp.asarray(agent["qvel"], jnp.float32),
+                             jnp.asarray(agent["ctrl"], jnp.float32), positions, jnp.asarray(gremlins[:, 2]),
+                             jnp.asarray(case["goal_button"], jnp.int32), jnp.asarray(case["timer"], jnp.int32))
 
     def rollout(self, case: dict[str, Any]) -> dict[str, np.ndarray]:
         """As :meth:`Replica.rollout`, plus each step's goal button, timer, time, and the gremlins'

@@ -218,11 +218,12 @@ def test_the_default_physics_is_unchanged_mjx_jax():
 
         return jax.lax.scan(body, batch.reset(jax.random.key(0)), actions)[1]
 
-    # one program, so the same bits: the two lowered programs are compared, and one is run
-    lowered = [jax.jit(lambda env=env: rollout(env)).lower() for env in (plain, given)]
-    assert lowered[0].as_text() == lowered[1].as_text()
-    a = lowered[0].compile()()
+    a, b = jax.jit(lambda: rollout(plain))(), jax.jit(lambda: rollout(given))()
     assert float(a.done.sum()) > 0  # the auto-reset ran
+    def raw(x):
+        return jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+
+    jax.tree.map(lambda x, y: np.testing.assert_array_equal(raw(x), raw(y)), a, b)
 
     # One step of the env against MJX's own step on the env's model: the same qpos, bit for bit.
     model = mjx.put_model(plain.mj_model, impl="jax")

@@ -149,9 +149,9 @@ def test_dynamics_stay_as_close_as_the_ants_sensitivity_allows(replica):
 
 
 @pytest.mark.slow
-def test_resets_start_the_ant_within_safety_gymnasiums_placements():
-    replica = Replica(ID.format(0))  # reset's own draw, forwarded in C (Replica.resets)
-    env = replica.env
+@pytest.mark.parametrize("replica", [0], indirect=True)
+def test_resets_start_the_ant_within_safety_gymnasiums_placements(replica):
+    env = replica.env  # reset's own draw, forwarded in C (Replica.resets)
     states = replica.resets(jax.random.split(jax.random.key(3), 32))
     root = np.asarray(jax.vmap(env.body.qpos)(states.data))
     xy = root[:, :2]

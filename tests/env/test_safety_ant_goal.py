@@ -205,11 +205,11 @@ def test_resets_draw_the_ants_pose(replica):
 
 
 @pytest.mark.slow
-def test_resets_place_and_drop_the_ant_within_safety_gymnasiums_layout():
+@pytest.mark.parametrize("replica", [1], indirect=True)
+def test_resets_place_and_drop_the_ant_within_safety_gymnasiums_layout(replica):
     """Level 1's draw (``Replica.resets``: reset's own, forwarded in C): layouts as Goal's, the Ant in
     its reset pose turned by a uniform yaw, falling (its accelerometer reads about 0, as
     Safety-Gymnasium's first observation does), no cost."""
-    replica = Replica("SafetyAntGoal1-v0")
     env = replica.env
     states = replica.resets(jax.random.split(jax.random.key(3), 16))
     suite, body = env.suite, env.body

@@ -115,10 +115,11 @@ def test_cpo_on_the_toy_env_in_the_infeasible_case_lowers_the_cost_surrogate():
 @pytest.mark.slow  # three runs per learner, of one compiled program
 def test_crax_train_logs_the_step_statistics_and_an_interrupted_run_resumes_exactly(tmp_path, monkeypatch, cls):
     iterations = 4
-    flags = tiny_flags(safety_bound=2.0, num_evals=2, checkpoint_every=2, num_seeds=2)
+    settings = dict(total_steps=iterations * STEPS_PER_ITER, safety_bound=2.0, num_evals=2, checkpoint_every=2,
+                    num_seeds=2)
     ref_dir = tmp_path / "ref"
     train_cli.train_main([cls.name, "--env", TOY_ENV_ID, "--run-dir", str(ref_dir), "--no-progress",
-                          "--total-steps", str(iterations * STEPS_PER_ITER), *flags])
+                          *tiny_flags(**settings)])
     assert json.loads((ref_dir / "config.json").read_text())["learner"] == cls.name
     logged = [r for r in read_metrics(ref_dir) if "policy/kl" in r]
     assert sorted((r["step"], r["seed"]) for r in logged) == [
@@ -140,8 +141,7 @@ def test_crax_train_logs_the_step_statistics_and_an_interrupted_run_resumes_exac
             assert r["cpo/case"] in (0.0, 1.0, 2.0, 3.0, 4.0)
 
     # the same run interrupted during its fourth iteration, then resumed: the reference's records exactly
-    config = tiny(cls.Config, total_steps=iterations * STEPS_PER_ITER, num_evals=2, checkpoint_every=2,
-                  safety_bound=2.0, num_seeds=2)
+    config = tiny(cls.Config, **settings)
     run_dir = tmp_path / "run"
     interrupt_at_call(monkeypatch, 4, KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
