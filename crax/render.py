@@ -135,6 +135,9 @@ class _Scene:
     agent_size: float
     arena: float | None
     """Half-width of the arena the top camera frames (None: it follows the agent)."""
+    suite: Any
+    object_geoms: dict[str, np.ndarray]
+    """Each placeable's geoms by label, for the suite's :meth:`~crax.suites.base.Suite.visibility`."""
     renderers: dict[tuple[int, int], mujoco.Renderer] = dataclasses.field(default_factory=dict)
     option: mujoco.MjvOption = dataclasses.field(default_factory=mujoco.MjvOption)
 
@@ -179,8 +182,11 @@ def _scene(env: Env) -> _Scene:
     reach = np.linalg.norm(d.geom_xpos[agent] - d.xpos[torso], axis=-1) + m.geom_rbound[agent]
     suite = base.suite
     arena = getattr(suite, "wall_extent", None) or getattr(suite, "extent", None)
+    objects = {label: np.asarray(p.geom_ids, np.int64) for label, p in getattr(suite, "placeables", {}).items()
+               if hasattr(p, "geom_ids")}
     scene = _Scene(model=m, data=d, agent_geoms=agent, torso=torso, agent_size=float(np.max(reach, initial=0.1)),
-                   arena=float(arena) + 0.5 if isinstance(arena, int | float) else None)
+                   arena=float(arena) + 0.5 if isinstance(arena, int | float) else None, suite=suite,
+                   object_geoms=objects)
     _scenes[base] = scene
     return scene
 
@@ -223,8 +229,9 @@ def _camera(scene: _Scene, camera: str, width: int, height: int) -> mujoco.MjvCa
 # ---- rendering ------------------------------------------------------------------------------------
 
 
-def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, bool]:
-    """The fields a frame needs, as host arrays with a leading time axis, and whether it was one state."""
+def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:
+    """The fields a frame needs, as host arrays with a leading time axis, the task state (as
+    given) and whether it was one state."""
     if isinstance(states, Sequence) and not isinstance(states, State):
         if not states:
             raise ValueError("states is an empty sequence; give at least one State")
@@ -240,7 +247,7 @@ def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray]
     single = ndim == 1
     fields = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in fields.items()}
     cost = np.reshape(np.asarray(cost, np.float32), (-1,))
-    return fields, cost, single
+    return fields, cost, states.info.get("task", {}), single
 
 
 def render(env: Env, states: State | Sequence[State], *, camera: str = "track", width: int = 480,
@@ -258,8 +265,11 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 1 <= v <= 4096:
             raise ValueError(f"{name} must be an integer in [1, 4096] pixels, got {v!r}")
     scene = _scene(env)
-    fields, cost, single = _host_arrays(states)
+    fields, cost, task, single = _host_arrays(states)
     m, d = scene.model, scene.data
+    fading = {label: (scene.object_geoms[label], np.reshape(np.asarray(jax.device_get(v), np.float32), (len(cost), -1)))
+              for label, v in scene.suite.visibility(task).items() if label in scene.object_geoms}
+    built = {label: m.geom_rgba[ids, 3].copy() for label, (ids, _) in fading.items()}
     if fields["qpos"].shape[1] != m.nq:
         task: Any = env.unwrapped  # a crax task env: _scene checked
         raise ValueError(f"states have {fields['qpos'].shape[1]} qpos entries; {task.id} has {m.nq}: "
@@ -271,8 +281,12 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
             getattr(d, k)[...] = v[t]
         mujoco.mj_forward(m, d)
         m.geom_rgba[scene.agent_geoms] = COST_RGBA if cost[t] > 0 else AGENT_RGBA
+        for label, (ids, fraction) in fading.items():
+            m.geom_rgba[ids, 3] = built[label] * fraction[t]
         renderer.update_scene(d, camera=_camera(scene, camera, int(width), int(height)), scene_option=scene.option)
         frames[t] = renderer.render()
+    for label, (ids, _) in fading.items():
+        m.geom_rgba[ids, 3] = built[label]
     return frames[0] if single else frames
 
 

@@ -155,6 +155,29 @@ def test_cost_tints_only_the_agent_red():
     assert c.min() >= cols.min() - 1 and c.max() <= cols.max() + 1
 
 
+def test_a_fading_goal_is_drawn_with_the_tasks_alpha():
+    """Safety-Gymnasium's Fading: ``info["task"]["alpha"]`` scales the goal's own alpha in the frame.
+    Faded out, the frame is the frame without the goal (moved out of view); half faded, it differs
+    from both; the model keeps its colours."""
+    env = crax.make("SafetyPointFadingEasy0-v0")
+    m = env.unwrapped.mj_model
+    goal = env.unwrapped.suite.objects["goal"]
+    state = posed(env, [0.0, 0.0, 0.0])
+
+    def at(xy, alpha):
+        mocap = np.array(state.data.mocap_pos)
+        mocap[goal.mocap_ids[0]] = [*xy, goal.z]  # the model parks it under the floor
+        task = {**state.info["task"], "alpha": {"goal": np.float32(alpha)}}
+        s = state.replace(data=state.data.replace(mocap_pos=mocap), info={**state.info, "task": task})
+        return render.render(env, s, camera="top", width=W, height=H)
+
+    full, half, gone, away = at([0.5, 0.0], 1.0), at([0.5, 0.0], 0.5), at([0.5, 0.0], 0.0), at([50.0, 50.0], 1.0)
+    np.testing.assert_array_equal(gone, away)
+    assert np.any(full != half) and np.any(half != gone)
+    rgba = render._scene(env).model.geom_rgba[goal.geom_ids[0]]
+    np.testing.assert_array_equal(rgba, m.geom_rgba[goal.geom_ids[0]])
+
+
 def test_cameras_differ_and_unknown_ones_are_rejected():
     env, states = point()
     s = frame0(states)

@@ -20,21 +20,22 @@ class Sigwalls(nnx.Module):
     observes them, so the agent passes through. Crossing one is what costs, a term of the
     agent's position (:class:`crax.costs.bounds.OutOfBounds` with these bounds), as
     Safety-Gymnasium's ``cost_out_of_boundary``. Each box has Safety-Gymnasium's half-size
-    ``(0.05, 3.5, 0.3)``, centred 0.25 m up.
+    ``(0.05, half_length, 0.3)``, centred 0.25 m up.
 
     Args:
       x_bound: distance of the two walls across x from the origin (m); None: none.
       y_bound: distance of the two walls across y (m); None: none.
+      half_length: half the length of each wall (m; Safety-Gymnasium's ``size``: Circle 3.5, Run 17.5).
     """
 
     name = "Sigwalls"
-    half_size = (0.05, 3.5, 0.3)
     z = 0.25
 
-    def __init__(self, x_bound: float | None, y_bound: float | None = None):
+    def __init__(self, x_bound: float | None, y_bound: float | None = None, *, half_length: float = 3.5):
         inf = float("inf")
         self.x_bound = None if x_bound is None or x_bound == inf else float(x_bound)
         self.y_bound = None if y_bound is None or y_bound == inf else float(y_bound)
+        self.half_size = (0.05, float(half_length), 0.3)
 
     @property
     def count(self) -> int:

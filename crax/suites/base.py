@@ -206,6 +206,20 @@ class Suite(nnx.Module):
         """The step's cost from its terms: their sum (Safety-Gymnasium's tasks: whether it is > 0)."""
         return sum(costs.values(), jnp.zeros((), jnp.float32))
 
+    def after_costs(self, task: dict[str, Any], costs: dict[str, jax.Array]) -> dict[str, Any]:
+        """The task state once the step's cost terms are known, for task state that follows from
+        them (Safety-Gymnasium's Fading: a hazard stepped in is drawn in full again). The default:
+        unchanged. :class:`TaskEnv` calls it after :meth:`costs`, on the task :meth:`transition` returned."""
+        del costs
+        return task
+
+    def visibility(self, task: dict[str, Any]) -> dict[str, Any]:
+        """The fraction of its own alpha each placeable is drawn with, by label, in the state whose
+        task is ``task`` (host arrays); labels left out are drawn as built. Read by renders only
+        (:func:`crax.render.render`); the default: every object as built."""
+        del task
+        return {}
+
 
 def unsupported_pairs(m: mujoco.MjModel, message: str) -> str:
     """Names the geoms behind MJX's "(mjGEOM_X, mjGEOM_Y) collisions not implemented" error."""
@@ -473,6 +487,7 @@ class TaskEnv(Env):
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
         ctx = self._context(data, tr.task, action)
         costs = self.suite.costs(ctx)
+        task = self.suite.after_costs(tr.task, costs)
         cost = self.suite.step_cost(costs)
         steps = state.info["steps"] + 1
         truncated = steps >= self._episode_length
@@ -494,6 +509,6 @@ class TaskEnv(Env):
             cost=cost,
             done=(terminated | truncated).astype(jnp.float32),
             truncation=(truncated & ~terminated).astype(jnp.float32),
-            info={**state.info, "task": tr.task, "steps": steps},
+            info={**state.info, "task": task, "steps": steps},
             metrics=metrics,
         )

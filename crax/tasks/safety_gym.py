@@ -4,7 +4,7 @@ crax serves a Safety-Gymnasium task under its own id, suffix included: ``crax.ma
 builds Safety-Gymnasium 1.0.0's PointGoal1 (:mod:`crax.suites.safety_gym`), not the paper's
 ``PointGoal1``. The two id forms cannot clash: the paper's ids carry no ``Safety`` prefix and no
 version. An id of Safety-Gymnasium's form that crax does not serve (another agent, Vision, Race,
-Run, ...) is a ValueError that lists the ids served.
+...) is a ValueError that lists the ids served.
 """
 
 from __future__ import annotations
@@ -23,15 +23,30 @@ from crax.bodies.safety_point import SafetyGymPoint
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
-from crax.suites.safety_gym import SafetyButton, SafetyCircle, SafetyGoal, SafetyPush, SafetyVelocity
+from crax.suites.safety_gym import (
+    SafetyButton,
+    SafetyCircle,
+    SafetyFadingEasy,
+    SafetyFadingHard,
+    SafetyGoal,
+    SafetyPush,
+    SafetyRun,
+    SafetyVelocity,
+)
+
+NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar)
+"""The agents crax serves Safety-Gymnasium's navigation tasks on."""
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
-    SafetyGoal: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
-    SafetyCircle: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyGoal: NAVIGATION_AGENTS,
+    SafetyCircle: NAVIGATION_AGENTS,
     SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
                      SafetyGymWalker2d),
-    SafetyPush: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
-    SafetyButton: (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar),
+    SafetyPush: NAVIGATION_AGENTS,
+    SafetyButton: NAVIGATION_AGENTS,
+    SafetyRun: NAVIGATION_AGENTS,
+    SafetyFadingEasy: NAVIGATION_AGENTS,
+    SafetyFadingHard: NAVIGATION_AGENTS,
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant

@@ -10,11 +10,14 @@ maps Safety-Gymnasium's ids onto them; docs/safety_gymnasium.md says how they we
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.button import SafetyButton
 from crax.suites.safety_gym.circle import SafetyCircle
+from crax.suites.safety_gym.fading import SafetyFadingEasy, SafetyFadingHard
 from crax.suites.safety_gym.goal import SafetyGoal
 from crax.suites.safety_gym.push import SafetyPush
+from crax.suites.safety_gym.run import SafetyRun
 from crax.suites.safety_gym.velocity import SafetyVelocity
 
-SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyCircle, SafetyPush, SafetyButton)
+SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyCircle, SafetyPush, SafetyButton, SafetyRun, SafetyFadingEasy,
+                     SafetyFadingHard)
 
-__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyButton", "SafetyCircle", "SafetyGoal", "SafetyGymSuite",
-           "SafetyPush", "SafetyVelocity"]
+__all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyButton", "SafetyCircle", "SafetyFadingEasy",
+           "SafetyFadingHard", "SafetyGoal", "SafetyGymSuite", "SafetyPush", "SafetyRun", "SafetyVelocity"]
