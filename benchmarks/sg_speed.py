@@ -80,12 +80,14 @@ def main() -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for env_id in args.ids:
         env = crax.make(env_id)
-        crax_rates = {}
+        crax_rates, physics_rates = {}, {}
         for n in args.num_envs:
             row = bench(env, n, steps=max(10, 20_000 // n), repeats=args.repeats, ceiling=False)
             crax_rates[str(n)] = round(row.env_steps_per_s)
+            physics_rates[str(n)] = round(row.physics_steps_per_s)
         record = {**{k: (round(v) if k == "sg_steps_per_s" else v) for k, v in sg[env_id].items()},
-                  "crax_steps_per_s": crax_rates, "cpu_count": os.cpu_count(), "machine": platform.machine(),
+                  "crax_steps_per_s": crax_rates, "crax_physics_steps_per_s": physics_rates,
+                  "cpu_count": os.cpu_count(), "machine": platform.machine(),
                   "cpu": host_cpu(),
                   "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                   "date": datetime.date.today().isoformat(), "sitting": sitting}
