@@ -1129,11 +1129,23 @@ def car_button_records(env_id: str) -> dict:
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
 
 
-def main() -> None:
+def header() -> dict:
+    """What a reference file starts with: the versions it was recorded with, and no tasks yet."""
     import importlib.metadata as md
 
-    out = {"safety_gymnasium": md.version("safety-gymnasium"), "mujoco": mujoco.__version__,
-           "python": sys.version.split()[0], "tasks": {}}
+    return {"safety_gymnasium": md.version("safety-gymnasium"), "mujoco": mujoco.__version__,
+            "python": sys.version.split()[0], "tasks": {}}
+
+
+def write(path: pathlib.Path, out: dict) -> None:
+    """Writes a reference file (compact JSON) and says where."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, separators=(",", ":")))
+    print(f"wrote {path} ({path.stat().st_size // 1024} KiB)", file=sys.stderr)
+
+
+def main() -> None:
+    out = header()
     for level in (0, 1, 2):
         env_id = f"SafetyPointGoal{level}-v0"
         out["tasks"][env_id] = goal_records(env_id)
@@ -1163,9 +1175,7 @@ def main() -> None:
                                 (f"SafetyCarButton{level}-v0", car_button_records)):
             out["tasks"][env_id] = records(env_id)
             print(env_id, "recorded", file=sys.stderr)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(out, separators=(",", ":")))
-    print(f"wrote {OUT} ({OUT.stat().st_size // 1024} KiB)", file=sys.stderr)
+    write(OUT, out)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ after a reset, then ``mj_forward``). For each id it records the spaces and the t
 
 from __future__ import annotations
 
-import json
 import pathlib
 import sys
 
@@ -36,8 +35,10 @@ from sg_reference import (  # noqa: E402  (a sibling script, not a package)
     Scene,
     ant_gait,
     car_drive,
+    header,
     rounded,
     turned,
+    write,
 )
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "safety_gym_run_fading_reference.json"
@@ -156,10 +157,7 @@ def fading_records(env_id: str) -> dict:
 
 
 def main() -> None:
-    import importlib.metadata as md
-
-    out = {"safety_gymnasium": md.version("safety-gymnasium"), "mujoco": mujoco.__version__,
-           "python": sys.version.split()[0], "tasks": {}}
+    out = header()
     for agent in ("Point", "Car", "Ant"):
         env_id = f"Safety{agent}Run0-v0"
         out["tasks"][env_id] = run_records(env_id)
@@ -169,9 +167,7 @@ def main() -> None:
                 env_id = f"Safety{agent}Fading{kind}{level}-v0"
                 out["tasks"][env_id] = fading_records(env_id)
                 print(env_id, "recorded", file=sys.stderr)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(out, separators=(",", ":")))
-    print(f"wrote {OUT} ({OUT.stat().st_size // 1024} KiB)", file=sys.stderr)
+    write(OUT, out)
 
 
 if __name__ == "__main__":

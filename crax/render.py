@@ -267,13 +267,13 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
     scene = _scene(env)
     fields, cost, task, single = _host_arrays(states)
     m, d = scene.model, scene.data
+    if fields["qpos"].shape[1] != m.nq:
+        base: Any = env.unwrapped  # a crax task env: _scene checked
+        raise ValueError(f"states have {fields['qpos'].shape[1]} qpos entries; {base.id} has {m.nq}: "
+                         "were they produced by this env?")
     fading = {label: (scene.object_geoms[label], np.reshape(np.asarray(jax.device_get(v), np.float32), (len(cost), -1)))
               for label, v in scene.suite.visibility(task).items() if label in scene.object_geoms}
     built = {label: m.geom_rgba[ids, 3].copy() for label, (ids, _) in fading.items()}
-    if fields["qpos"].shape[1] != m.nq:
-        task: Any = env.unwrapped  # a crax task env: _scene checked
-        raise ValueError(f"states have {fields['qpos'].shape[1]} qpos entries; {task.id} has {m.nq}: "
-                         "were they produced by this env?")
     renderer = scene.renderer(int(width), int(height))
     frames = np.empty((len(cost), int(height), int(width), 3), np.uint8)
     for t in range(len(cost)):

@@ -16,6 +16,7 @@ from crax.costs.bounds import OutOfBounds
 from crax.objects.sigwalls import Sigwalls
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SafetyGymSuite
+from crax.suites.safety_gym.circle import SafetyCircle
 
 
 class SafetyRun(SafetyGymSuite):
@@ -50,7 +51,7 @@ class SafetyRun(SafetyGymSuite):
         "wall_length": Param(17.5, POSITIVE, "half-length of each sigwall along y (m)"),
         "target_y": Param(-1000.0, REAL, "y of the far point (0, target_y) the reward measures progress towards (m)"),
         "reward_factor": Param(60.0, REAL, "reward per metre of progress towards the far point"),
-        "boundary_cost": Param(1.0, NON_NEGATIVE, "raw cost of a step beyond a sigwall, cost_out_of_boundary"),
+        "boundary_cost": SafetyCircle.params["boundary_cost"],
     }
 
     def __init__(self, body: Body, level: int, **overrides: Any):
@@ -69,13 +70,13 @@ class SafetyRun(SafetyGymSuite):
         self.sigwalls.build(spec)
 
     def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
-        k_x, k_yaw = jax.random.split(key)
-        x = jax.random.uniform(k_x, (), minval=-self.extent, maxval=self.extent)
-        qpos, qvel = self.body.initial_state(jax.random.fold_in(k_yaw, 1))
-        yaw = jax.random.uniform(k_yaw, (), minval=0.0, maxval=2 * jnp.pi)
-        xy = jnp.stack([x, self.start_y[...]])
-        data = self.body.write_state(data, self.body.place(qpos, xy, yaw), qvel)
-        return data, {"hazards": jnp.zeros((0, 2), jnp.float32)}
+        return self.sample_start(data, key)
+
+    def draw_layout(self, key: jax.Array, keepout: jax.Array) -> jax.Array:
+        """The agent alone (``keepout`` has its one entry): x uniform in ``±start_x``, y at ``start_y``."""
+        del keepout
+        x = jax.random.uniform(key, (1,), minval=-self.extent, maxval=self.extent)
+        return jnp.stack([x, jnp.broadcast_to(self.start_y[...], (1,))], axis=-1)
 
     def transition(self, model, before, data, task, action):
         data = mjx.forward(model, data)
