@@ -36,6 +36,21 @@ def test_parameters_of_point_goal_give_defaults_and_ranges():
         crax.parameters("PointNope1")
 
 
+def test_the_solver_budget_is_the_bodys_unless_given():
+    from crax.bodies.point import Point
+    from crax.bodies.safety_point import SafetyGymPoint
+
+    assert crax.parameters("PointGoal1")["solver_iterations"].default == Point.solver_iterations
+    assert crax.parameters("SafetyPointGoal1-v0")["ls_iterations"].default == SafetyGymPoint.ls_iterations
+    env = crax.make("PointGoal1", solver_iterations=7, ls_iterations=3)  # built, not compiled
+    assert (env.mj_model.opt.iterations, env.mj_model.opt.ls_iterations) == (7, 3)
+    assert (env.mjx_model.opt.iterations, env.mjx_model.opt.ls_iterations) == (7, 3)
+    own = crax.make("PointGoal1").mj_model.opt
+    assert (own.iterations, own.ls_iterations) == (Point.solver_iterations, Point.ls_iterations)
+    with pytest.raises(ValueError, match=r"solver_iterations must be an integer >= 1, got 0 \(PointGoal1\)"):
+        crax.make("PointGoal1", solver_iterations=0)
+
+
 @pytest.mark.parametrize("env_id", ["PointGoal1", "PointButton2", "PointCircle1", "HalfCheetahVelocity1",
                                     "Walker2dPathway2", "ReacherReach3", "HumanoidHeight1", "SpiderLegs1"])
 def test_every_default_is_in_its_range_and_accepted_by_make(env_id):

@@ -26,6 +26,15 @@ SAFETY_GYM = "safety_gym"
 """Kind of bodies built to Safety-Gymnasium 1.0.0's definitions, for its tasks (crax.suites.safety_gym)."""
 KINDS = (NAVIGATION, LOCOMOTION, PLANAR, ARM, SAFETY_GYM)
 
+SAFETY_GYM_SOLVER = (10, 10)
+"""The MJX solver budget (``solver_iterations``, ``ls_iterations``) of the Safety-Gymnasium bodies.
+Safety-Gymnasium keeps MuJoCo's default, 100 Newton iterations and 50 line-search steps to a
+tolerance of 1e-8, which MuJoCo's solver meets after a few iterations; under ``vmap`` MJX's loop
+runs every env of a batch as long as its slowest one, so the budget is most of a batched step's
+cost. At 10/10 every recorded Safety-Gymnasium rollout steps as at 100/50, to the last digit
+(docs/safety_gymnasium.md, "The solver budget"); ``crax.make(id, solver_iterations=100,
+ls_iterations=50)`` runs Safety-Gymnasium's."""
+
 
 class Body(nnx.Module):
     """A robot: its MJCF fragment plus what only the robot knows.

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM
+from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
 from crax.core.mjx import mjx
 from crax.core.scene import Category, collide_as
@@ -35,7 +35,7 @@ class SafetyGymCar(FreeBody):
     0.1 m up; two cylinder wheels (radius 0.05, width 0.05) on hinges at the back, each driven by a
     motor of gear 1 and force ±0.02 (controls in [-1, 1]: the two actions); a free-rolling ball
     (radius 0.05) on a ball joint at the front. Joint damping 0.001, condim 6 everywhere, MuJoCo's
-    default friction and solver (Newton, 100 iterations); 0.004 s × 10 substeps = 0.04 s control
+    default friction and solver (Newton; budget :data:`~crax.bodies.base.SAFETY_GYM_SOLVER`); 0.004 s × 10 substeps = 0.04 s control
     step; no reset noise (``Car.reset`` does nothing); never dies.
 
     **Changed for MJX**: MJX has no box–cylinder collision, so the wheel cylinders touch the floor
@@ -59,8 +59,7 @@ class SafetyGymCar(FreeBody):
     asset = "safety_car.xml"
     timestep = 0.004
     frame_skip = 10
-    solver_iterations = 100
-    ls_iterations = 50
+    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.0
     healthy_z = None
     floor_contact = True

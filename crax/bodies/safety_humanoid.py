@@ -17,7 +17,8 @@ class SafetyGymHumanoid(SafetyGymLocomotion):
 
     RK4, 0.003 s × 5 = 0.015 s control step; every geom collides with the floor and with the
     others (parent and child excepted). Safety-Gymnasium's model solves contacts with PGS
-    (50 iterations), which MJX lacks: crax uses Newton with the same 50 iterations.
+    (50 iterations), which MJX lacks: crax uses Newton, with the budget of every Safety-Gymnasium
+    body (:data:`~crax.bodies.base.SAFETY_GYM_SOLVER`).
     Observation 376 (Gymnasium v4): qpos without root x, y (22), qvel (23), then for the world
     body and the 13 agent bodies ``cinert`` (14 × 10), ``cvel`` (14 × 6), ``qfrc_actuator`` (23)
     and ``cfrc_ext`` (14 × 6, from ``mjx.rne_postconstraint``, as Gymnasium's ``mj_rnePostConstraint``).
@@ -32,7 +33,6 @@ class SafetyGymHumanoid(SafetyGymLocomotion):
     asset = "safety_humanoid.xml"
     timestep = 0.003
     frame_skip = 5
-    solver_iterations = 50
     reset_noise = 0.01
     obs_skip = 2
     speed_xy = True

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, Body
+from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER, Body
 from crax.core.mjx import mjx
 from crax.core.scene import no_collision
 
@@ -49,8 +49,7 @@ class SafetyGymLocomotion(Body):
     kinds = frozenset({SAFETY_GYM})
     agent: ClassVar[str]
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
-    solver_iterations = 100
-    ls_iterations = 50
+    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     floor: ClassVar[dict[str, Any]] = {}
     fluid: ClassVar[tuple[float, float]] = (0.0, 0.0)
     self_collision: ClassVar[bool] = False

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM
+from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
 from crax.core.mjx import mjx
 
@@ -24,7 +24,7 @@ class SafetyGymNavigationAnt(FreeBody):
     10.6 g in all) on a free joint, its root 0.18 m up; each leg a hip (±0.7 rad about z) and an
     ankle (0.52 to 1.74 rad, signed per leg), armature 1 and damping 1; 8 motors of gear 150,
     controls in [-1, 1]. Physics: RK4, 0.01 s × 10 substeps = 0.1 s control step, condim 6,
-    MuJoCo's default solver (Newton, 100 iterations). Its geoms touch the floor and the objects,
+    MuJoCo's default solver (Newton; budget :data:`~crax.bodies.base.SAFETY_GYM_SOLVER`). Its geoms touch the floor and the objects,
     not each other: within the joint ranges no two of its non-adjacent geoms come nearer than 3 cm
     (the tests check), so Safety-Gymnasium's self-collision pairs never make contact.
 
@@ -49,8 +49,7 @@ class SafetyGymNavigationAnt(FreeBody):
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
     timestep = 0.01
     frame_skip = 10
-    solver_iterations = 100
-    ls_iterations = 50
+    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.1
     alive_height = 0.08
     """The torso's height (m) at or below which the Ant is dead (``Ant.is_alive``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crax.bodies.base import SAFETY_GYM
+from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.point import Point
 
 
@@ -11,7 +11,8 @@ class SafetyGymPoint(Point):
 
     Same joints, actuators and 12 sensor readings as :class:`~crax.bodies.point.Point` (whose
     observation it reuses), but Safety-Gymnasium's physics: a 0.002 s timestep and 10 substeps
-    (0.02 s control step), MuJoCo's default solver budget, condim-6 contacts, no armature, and
+    (0.02 s control step), MuJoCo's default solver (Newton; the MJX budget is
+    :data:`~crax.bodies.base.SAFETY_GYM_SOLVER`'s, which steps its rollouts as 100/50 does), condim-6 contacts, no armature, and
     the sphere resting on the floor, so its floor contact (torsional and rolling friction
     included) acts on the motion as it does there. It starts at rest with no joint noise.
 
@@ -26,8 +27,7 @@ class SafetyGymPoint(Point):
     asset = "safety_point.xml"
     timestep = 0.002
     frame_skip = 10
-    solver_iterations = 100
-    ls_iterations = 50
+    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.0
     healthy_z = None
     floor_contact = True

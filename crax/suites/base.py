@@ -258,6 +258,9 @@ class TaskEnv(Env):
     that reads a task entry the suite lacks, or returns the wrong shape, is a ValueError here.
     Every :class:`Context` the env builds carries the step's action (``Context.action``).
     Episodes are truncated after ``episode_length`` steps (None: the suite's :attr:`Suite.episode_length`).
+    ``solver_iterations`` and ``ls_iterations`` set the constraint solver's budget per physics step
+    (None: the body's own, :attr:`~crax.bodies.base.Body.solver_iterations`): MJX runs a batch's
+    solver to its slowest env, so the budget is much of a step's cost (docs/safety_gymnasium.md).
 
     Non-finite numbers never reach a learner: NaN or infinite action entries are replaced by 0
     (``metrics["env/nonfinite_action"]`` is 1 on that step), and a step that leaves NaN or inf
@@ -272,7 +275,8 @@ class TaskEnv(Env):
     """
 
     def __init__(self, suite: Suite, *, episode_length: int | None = None, constraints: Sequence = (),
-                 sensors: Sequence = (), physics: str = "jax"):
+                 sensors: Sequence = (), physics: str = "jax", solver_iterations: int | None = None,
+                 ls_iterations: int | None = None):
         self.physics = physics_impl.check(physics)
         if physics == "warp":
             physics_impl.require_warp()  # before the model is built: a missing package is found at once
@@ -293,8 +297,8 @@ class TaskEnv(Env):
         spec = scene.new_arena(timestep=self.body.timestep)
         spec.modelname = self.id
         spec.option.integrator = self.body.integrator
-        spec.option.iterations = self.body.solver_iterations
-        spec.option.ls_iterations = self.body.ls_iterations
+        spec.option.iterations = self.body.solver_iterations if solver_iterations is None else solver_iterations
+        spec.option.ls_iterations = self.body.ls_iterations if ls_iterations is None else ls_iterations
         # Observations are computed by the components; MuJoCo's sensor stage would only cost time.
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
         checks.check_components([*suite.constraints, *constraints], [*suite.sensors, *sensors])

@@ -26,9 +26,14 @@ ENV_PARAMETERS = {
     "physics": Param("jax", Choice(PHYSICS),
                      "MJX implementation that steps the model: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU; "
                      "pip install 'crax[warp]')"),
+    "solver_iterations": Param(None, POSITIVE_COUNT,
+                               "the constraint solver's iterations per physics step (the body's own where not given)"),
+    "ls_iterations": Param(None, POSITIVE_COUNT,
+                           "the solver's line-search iterations per iteration (the body's own where not given)"),
 }
 """Parameters of :class:`TaskEnv` (not of the suite) that ``crax.make`` accepts; defaults are TaskEnv's
-(the episode length: the suite's :attr:`~crax.suites.base.Suite.episode_length`, :func:`parameters`)."""
+(the episode length: the suite's :attr:`~crax.suites.base.Suite.episode_length`; the solver budget:
+the body's :attr:`~crax.bodies.base.Body.solver_iterations` and ``ls_iterations``; :func:`parameters`)."""
 
 COMPONENT_DOCS = {
     "constraints": "constraint terms added to the task, by registered name, with their parameters",
@@ -138,9 +143,11 @@ def parameters(env_id: str) -> dict[str, Parameter]:
     ``crax.parameters("PointGoal1")["goal_radius"]`` has default 0.2 (the level's) and valid
     values ``Range(0.0, lo_open=True)`` ("> 0").
     """
-    _, suite, level = parse_id(env_id)
-    length = dataclasses.replace(ENV_PARAMETERS["episode_length"], default=suite.episode_length)
-    declared = {**suite.declared(), **ENV_PARAMETERS, "episode_length": length}
+    body, suite, level = parse_id(env_id)
+    own = {"episode_length": suite.episode_length, "solver_iterations": body.solver_iterations,
+           "ls_iterations": body.ls_iterations}
+    declared = {**suite.declared(), **ENV_PARAMETERS,
+                **{name: dataclasses.replace(ENV_PARAMETERS[name], default=value) for name, value in own.items()}}
     out = {name: Parameter(name, p.at(level), p.valid, p.doc) for name, p in declared.items()}
     out.update({name: Parameter(name, None, None, COMPONENT_DOCS[name]) for name in compose.KINDS})
     return out
