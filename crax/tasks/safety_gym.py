@@ -3,7 +3,7 @@
 crax serves a Safety-Gymnasium task under its own id, suffix included: ``crax.make("SafetyPointGoal1-v0")``
 builds Safety-Gymnasium 1.0.0's PointGoal1 (:mod:`crax.suites.safety_gym`), not the paper's
 ``PointGoal1``. The two id forms cannot clash: the paper's ids carry no ``Safety`` prefix and no
-version. An id of Safety-Gymnasium's form that crax does not serve (another agent, Vision, Race,
+version. An id of Safety-Gymnasium's form that crax does not serve (another agent, Vision,
 ...) is a ValueError that lists the ids served.
 """
 
@@ -30,6 +30,7 @@ from crax.suites.safety_gym import (
     SafetyFadingHard,
     SafetyGoal,
     SafetyPush,
+    SafetyRace,
     SafetyRun,
     SafetyVelocity,
 )
@@ -47,6 +48,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyRun: NAVIGATION_AGENTS,
     SafetyFadingEasy: NAVIGATION_AGENTS,
     SafetyFadingHard: NAVIGATION_AGENTS,
+    SafetyRace: NAVIGATION_AGENTS,
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant

@@ -13,11 +13,12 @@ from crax.suites.safety_gym.circle import SafetyCircle
 from crax.suites.safety_gym.fading import SafetyFadingEasy, SafetyFadingHard
 from crax.suites.safety_gym.goal import SafetyGoal
 from crax.suites.safety_gym.push import SafetyPush
+from crax.suites.safety_gym.race import SafetyRace
 from crax.suites.safety_gym.run import SafetyRun
 from crax.suites.safety_gym.velocity import SafetyVelocity
 
 SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyCircle, SafetyPush, SafetyButton, SafetyRun, SafetyFadingEasy,
-                     SafetyFadingHard)
+                     SafetyFadingHard, SafetyRace)
 
 __all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyButton", "SafetyCircle", "SafetyFadingEasy",
-           "SafetyFadingHard", "SafetyGoal", "SafetyGymSuite", "SafetyPush", "SafetyRun", "SafetyVelocity"]
+           "SafetyFadingHard", "SafetyGoal", "SafetyGymSuite", "SafetyPush", "SafetyRace", "SafetyRun", "SafetyVelocity"]

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 from flax import nnx
 
@@ -69,6 +70,8 @@ class SafetyGymSuite(NavigationSuite):
     """Safety-Gymnasium's name for the task, as its ids spell it (``Goal``)."""
     agent_keepout = 0.4
     cost_indicator: ClassVar[bool] = True
+    floor_size: ClassVar[float | None] = None
+    """Half-size of the floor where Safety-Gymnasium's task sets its own (``floor_conf.size``); None: crax's."""
 
     def _setup_objects(self, body: Body, level: int, objects: dict[str, Placeable], values: Any, *,
                        extent: float, lidar: tuple[str, ...]) -> None:
@@ -99,6 +102,11 @@ class SafetyGymSuite(NavigationSuite):
             constraints.append(VaseVelocity(vases, velocity_cost=values.vase_velocity_cost))
         self.constraints = nnx.List(constraints)
         self.sensors = nnx.List([self.lidar_of(label, values) for label in lidar if label in objects])
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        super().build(spec)
+        if self.floor_size is not None:
+            spec.geom("floor").size = [self.floor_size, self.floor_size, 0.1]
 
     @classmethod
     def served_id(cls, agent: str, level: int) -> str:
@@ -134,9 +142,9 @@ class SafetyGymSuite(NavigationSuite):
         return level >= 2
 
     @staticmethod
-    def hazard_zones(count: int, size: float = HAZARD_SIZE) -> CylinderZones:
-        """Safety-Gymnasium's hazards: discs of radius ``size`` (0.2), keepout 0.18."""
-        return CylinderZones(count, size, keepout=0.18)
+    def hazard_zones(count: int, size: float = HAZARD_SIZE, keepout: float = 0.18) -> CylinderZones:
+        """Safety-Gymnasium's hazards: discs of radius ``size`` (0.2), keepout 0.18 (Goal's)."""
+        return CylinderZones(count, size, keepout=keepout)
 
     @staticmethod
     def vases(count: int) -> Vases:

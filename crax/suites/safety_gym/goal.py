@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,11 @@ class SafetyGoal(SafetyGymSuite):
 
     name = "SafetyGoal"
     task = "Goal"
+    continue_goal: ClassVar[bool] = True
+    """Whether a goal reached respawns (Safety-Gymnasium's ``mechanism_conf.continue_goal``); if not,
+    reaching it ends the episode (its Race)."""
+    reward_clip: ClassVar[float] = REWARD_CLIP
+    """Each step's reward is clipped to ``±reward_clip`` (``reward_conf.reward_clip``)."""
     params = {
         "extent": Param(valid=POSITIVE, doc="half-width of the placement square (m)", levels={0: 1.0, 1: 1.5, 2: 2.0}),
         "hazards": Param(valid=COUNT, doc="number of hazards", levels={0: 0, 1: 8, 2: 10}),
@@ -73,18 +78,23 @@ class SafetyGoal(SafetyGymSuite):
         d_before = jnp.linalg.norm(self.body.position(before)[:2] - goal[0])
         d = jnp.linalg.norm(agent_xy - goal[0])
         reached = d <= self.goal_size[...]
-        key, sub = jax.random.split(task["key"])
-        keepout = self.objects["goal"].keepout
-        fresh = sample_layout(sub, jnp.asarray([keepout]), self.extent - keepout, num_candidates=self.num_candidates,
-                              fixed=self.occupied(task, agent_xy, skip="goal"))
-        goal = jnp.where(reached, fresh, goal)
-        data = self.move(data, {"goal": goal})
+        key = task["key"]
+        terminated = ~self.body.healthy(data)
+        if self.continue_goal:
+            key, sub = jax.random.split(key)
+            keepout = self.objects["goal"].keepout
+            fresh = sample_layout(sub, jnp.asarray([keepout]), self.extent - keepout, num_candidates=self.num_candidates,
+                                  fixed=self.occupied(task, agent_xy, skip="goal"))
+            goal = jnp.where(reached, fresh, goal)
+            data = self.move(data, {"goal": goal})
+        else:
+            terminated = terminated | reached
         rewards = {
             "distance": self.reward_distance[...] * (d_before - d),
             "goal": self.reward_goal[...] * reached.astype(jnp.float32),
         }
-        reward = jnp.clip(rewards["distance"] + rewards["goal"], -REWARD_CLIP, REWARD_CLIP)
+        reward = jnp.clip(rewards["distance"] + rewards["goal"], -self.reward_clip, self.reward_clip)
         return data, Transition(
-            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=~self.body.healthy(data),
+            task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=terminated,
             extra_metrics={"goals_reached": reached.astype(jnp.float32)},
         )

@@ -66,7 +66,6 @@ class SafetyRun(SafetyGymSuite):
 
     def build(self, spec: mujoco.MjSpec) -> None:
         super().build(spec)
-        spec.geom("floor").size = [self.floor_size, self.floor_size, 0.1]
         self.sigwalls.build(spec)
 
     def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
