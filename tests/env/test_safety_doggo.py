@@ -2,9 +2,10 @@
 
 The reference (tests/data/safety_gym_doggo_reference.json) was recorded by benchmarks/sg_reference_doggo.py
 in Safety-Gymnasium itself; docs/safety_gymnasium.md (The Doggo) lists the tolerances below and the
-measured errors. The spaces of every Doggo id are checked on the suites (nothing built); the recorded
-states on SafetyDoggoGoal1 and Goal2 through MuJoCo's forward pass in C; the one compiled program of
-the file, SafetyDoggoGoal1's step, runs the recorded rollout in the slow tier.
+measured errors. The default tier checks the spaces of every Doggo id on the suites (nothing built),
+SafetyDoggoGoal1's model, the readings against MuJoCo's sensor stage, the self-contacts and the reset
+(nothing compiled); the slow tier the recorded states of Goal1 and Goal2 (through MuJoCo's forward pass
+in C: small observation programs) and the recorded rollout, through the one compiled step of the file.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
         assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
         np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
         np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    assert env.observation_size == 104 and env.suite.body_obs_size == BODY and env.action_size == 12
+    assert env.suite.body_obs_size == BODY and env.action_size == 12  # the observation's size: the recorded states
     m, sg = env.mj_model, rec["model"]
     assert (m.opt.timestep, env.body.frame_skip, m.opt.integrator, m.opt.iterations) == (
         sg["timestep"], sg["frame_skip"], sg["integrator"], sg["iterations"])
@@ -133,6 +134,7 @@ def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
         assert int(g.contype[0]) == int(Category.AGENT_FLOATING)
 
 
+@pytest.mark.slow  # Safety-Gymnasium's observations on recorded states stay in the fast tier on the Point
 def test_observations_and_costs_on_recorded_states(goal1, goal2):
     for replica in (goal1, goal2):
         for c in replica.record["states"]:
