@@ -318,6 +318,6 @@ def test_safety_module_takes_safety_gymnasium_ids():
     env = safety.make("SafetyPointVelocity1-v0", velocity_threshold=0.5, paper_variant=True)  # the paper's task
     assert isinstance(env, cg.SafetyGymnasiumWrapper) and env.unwrapped.env.id == "PointVelocity1"
     with pytest.raises(ValueError, match="valid"):
-        safety.make("SafetyDoggoGoal1-v0", paper_variant=True)
+        safety.make("SafetyRacecarGoal1-v0", paper_variant=True)
     with pytest.raises(ValueError, match="served: SafetyPointGoal0-v0"):
-        safety.make("SafetyDoggoGoal1-v0")
+        safety.make("SafetyRacecarGoal1-v0")

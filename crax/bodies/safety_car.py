@@ -8,6 +8,7 @@ import mujoco
 
 from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
+from crax.bodies.safety_imu import origin_imu
 from crax.core.mjx import mjx
 from crax.core.scene import Category, collide_as
 
@@ -87,14 +88,7 @@ class SafetyGymCar(FreeBody):
 
     def observe(self, data: mjx.Data) -> jax.Array:
         q, v = self.qpos(data), self.qvel(data)
-        acc = data.qacc[slice(*self.qvel_adr)]
-        rot = data.xmat[self.torso_id]  # body -> world; the site is the body's origin and axes
-        # a free joint's translational qvel and qacc are the origin's world velocity and acceleration,
-        # its rotational qvel the angular velocity in the body frame
-        accelerometer = rot.T @ (acc[0:3] - jnp.asarray(self.gravity))
-        velocimeter = rot.T @ v[0:3]
-        gyro = v[3:6]
-        magnetometer = rot.T @ jnp.asarray(self.magnetic)
+        imu = origin_imu(data, self.torso_id, self.qvel_adr, self.gravity, self.magnetic)
         rear_spin = v[self.rear_qvel: self.rear_qvel + 3]
         rear_mat = quat_to_mat(q[self.rear_qpos: self.rear_qpos + 4])
-        return jnp.concatenate([accelerometer, velocimeter, gyro, magnetometer, rear_spin, rear_mat])
+        return jnp.concatenate([imu, rear_spin, rear_mat])

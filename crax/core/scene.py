@@ -25,7 +25,7 @@ class Category(enum.IntFlag):
     WALL = 16
     PROP = 32  # movable props: touch floor, walls and agent, pass through hazards
     PROP_FLOATING = 64  # props on planar joints (Push's block): touch the agent only; joint limits keep them in
-    AGENT_WHEEL = 128  # agent geoms that touch the floor only (the Car's cylinder wheels: MJX has no box–cylinder contact)
+    AGENT_WHEEL = 128  # agent geoms that touch the floor only (the Car's wheels, the Doggo's torso: MJX has no box–cylinder contact)
 
 
 _AGENTS = Category.AGENT | Category.AGENT_FLOATING

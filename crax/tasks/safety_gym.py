@@ -15,6 +15,7 @@ import re
 from crax.bodies.base import Body
 from crax.bodies.safety_ant import SafetyGymAnt
 from crax.bodies.safety_car import SafetyGymCar
+from crax.bodies.safety_doggo import SafetyGymDoggo
 from crax.bodies.safety_half_cheetah import SafetyGymHalfCheetah
 from crax.bodies.safety_hopper import SafetyGymHopper
 from crax.bodies.safety_humanoid import SafetyGymHumanoid
@@ -35,7 +36,7 @@ from crax.suites.safety_gym import (
     SafetyVelocity,
 )
 
-NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar)
+NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar, SafetyGymDoggo)
 """The agents crax serves Safety-Gymnasium's navigation tasks on."""
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {

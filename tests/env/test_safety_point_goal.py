@@ -180,7 +180,7 @@ def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():
     assert info["cost_sum"] == cost == 0.0 and not terminated and not truncated  # Goal0 has no cost terms
     assert safety_gymnasium.make("SafetyPointGoal1-v0", paper_variant=True).unwrapped.env.id == "PointGoal1"
     assert TaskEnv(SafetyGoal(SafetyGymPoint(), 2)).id == "SafetyPointGoal2-v0"  # the suite names it, not make
-    for unserved in ("SafetyDoggoGoal1-v0", "SafetyPointRace3-v0", "SafetyPointGoal3-v0", "SafetyPointGoal1Vision-v0"):
+    for unserved in ("SafetyPointRun1-v0", "SafetyPointRace3-v0", "SafetyPointGoal3-v0", "SafetyPointGoal1Vision-v0"):
         with pytest.raises(ValueError, match="SafetyPointGoal0-v0, SafetyPointGoal1-v0, SafetyPointGoal2-v0"):
             resolve_id(unserved)
         with pytest.raises(ValueError, match="served: SafetyPointGoal0-v0"):
