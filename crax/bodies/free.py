@@ -26,6 +26,20 @@ def quat_mul(a: jax.Array, b: jax.Array) -> jax.Array:
     ])
 
 
+def site_imu(rot: jax.Array, qvel: jax.Array, qacc: jax.Array, offset: jax.Array, gravity: jax.Array,
+             magnetic: jax.Array) -> jax.Array:
+    """Accelerometer, velocimeter, gyro and magnetometer (12) of a site fixed at ``offset`` on a free
+    body, with the body's axes, as MuJoCo's sensors read them: ``rot`` the body's orientation (body ->
+    world), ``qvel`` and ``qacc`` its free joint's six (the root's world velocity and acceleration,
+    then the angular velocity and acceleration in the body frame)."""
+    r = rot @ offset  # root -> site, world frame
+    omega = rot @ qvel[3:6]
+    alpha = rot @ qacc[3:6]
+    site_acc = qacc[0:3] + jnp.cross(alpha, r) + jnp.cross(omega, jnp.cross(omega, r))
+    site_vel = qvel[0:3] + jnp.cross(omega, r)
+    return jnp.concatenate([rot.T @ (site_acc - gravity), rot.T @ site_vel, qvel[3:6], rot.T @ magnetic])
+
+
 class FreeBody(Body):
     """A body whose first joint is a free joint on its torso: qpos = (x, y, z, quat, joints...).
 
