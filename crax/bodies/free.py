@@ -26,6 +26,7 @@ def quat_mul(a: jax.Array, b: jax.Array) -> jax.Array:
     ])
 
 
+
 class FreeBody(Body):
     """A body whose first joint is a free joint on its torso: qpos = (x, y, z, quat, joints...).
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM
+from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
 from crax.bodies.safety_imu import origin_imu
 from crax.bodies.touch import TouchSites
@@ -33,7 +33,7 @@ class SafetyGymDoggo(FreeBody):
     y) and a knee (``ankle``). Joint stiffness 1e-4 towards each joint's ``springref``, armature 5e-5,
     no damping; 12 motors of gear 0.00625, controls in [-1, 1] (the twelve actions, in :data:`HINGES`
     order). Physics: Euler, 0.01 s × 10 substeps = 0.1 s control step, condim 6 everywhere,
-    MuJoCo's default friction and solver (Newton, 100 iterations). Reset (``Doggo.reset`` does
+    MuJoCo's default friction and solver (Newton; budget :data:`~crax.bodies.base.SAFETY_GYM_SOLVER`). Reset (``Doggo.reset`` does
     nothing): at rest, level, every hinge at 0, turned by the layout's yaw, so it drops about
     14 cm onto its front feet and its rear knees and feet. It never dies (``Doggo.is_alive``).
 
@@ -63,8 +63,7 @@ class SafetyGymDoggo(FreeBody):
     asset = "safety_doggo.xml"
     timestep = 0.01
     frame_skip = 10
-    solver_iterations = 100
-    ls_iterations = 50
+    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.0
     healthy_z = None
     floor_contact = True

@@ -1,4 +1,6 @@
-"""The torso's inertial readings of Safety-Gymnasium's Car and Doggo, whose sensor site is the torso's origin."""
+"""The inertial readings of Safety-Gymnasium's navigation agents: accelerometer, velocimeter, gyro and
+magnetometer of a site fixed on a free-jointed torso, as MuJoCo's sensors read them (crax runs MJX
+without its sensor stage)."""
 
 from __future__ import annotations
 
@@ -8,17 +10,24 @@ import jax.numpy as jnp
 from crax.core.mjx import mjx
 
 
+def site_imu(rot: jax.Array, qvel: jax.Array, qacc: jax.Array, offset: jax.Array, gravity: jax.Array,
+             magnetic: jax.Array) -> jax.Array:
+    """Accelerometer, velocimeter, gyro and magnetometer (12) of a site fixed at ``offset`` on a free
+    body, with the body's axes, as MuJoCo's sensors read them: ``rot`` the body's orientation (body ->
+    world), ``qvel`` and ``qacc`` its free joint's six (the root's world velocity and acceleration,
+    then the angular velocity and acceleration in the body frame)."""
+    r = rot @ offset  # root -> site, world frame
+    omega = rot @ qvel[3:6]
+    alpha = rot @ qacc[3:6]
+    site_acc = qacc[0:3] + jnp.cross(alpha, r) + jnp.cross(omega, jnp.cross(omega, r))
+    site_vel = qvel[0:3] + jnp.cross(omega, r)
+    return jnp.concatenate([rot.T @ (site_acc - gravity), rot.T @ site_vel, qvel[3:6], rot.T @ magnetic])
+
+
 def origin_imu(data: mjx.Data, torso_id: int, qvel_adr: tuple[int, int], gravity: tuple[float, ...],
                magnetic: tuple[float, ...]) -> jax.Array:
-    """Accelerometer, velocimeter, gyro and magnetometer (3 each, MuJoCo's sensors) of a site at the
-    origin of a free-jointed torso, on its axes; ``qvel_adr`` the free joint's first dof and the body's
-    end, ``gravity`` and ``magnetic`` the model's options."""
-    v = data.qvel[slice(*qvel_adr)]
-    acc = data.qacc[slice(*qvel_adr)]
-    rot = data.xmat[torso_id]  # body -> world
-    # a free joint's translational qvel and qacc are the origin's world velocity and acceleration,
-    # its rotational qvel the angular velocity in the body frame
-    accelerometer = rot.T @ (acc[0:3] - jnp.asarray(gravity))
-    velocimeter = rot.T @ v[0:3]
-    magnetometer = rot.T @ jnp.asarray(magnetic)
-    return jnp.concatenate([accelerometer, velocimeter, v[3:6], magnetometer])
+    """:func:`site_imu` of a site at the torso's origin, on its axes (the Car's and the Doggo's):
+    ``qvel_adr`` the free joint's first dof and the body's end, ``gravity`` and ``magnetic`` the
+    model's options."""
+    return site_imu(data.xmat[torso_id], data.qvel[slice(*qvel_adr)], data.qacc[slice(*qvel_adr)],
+                    jnp.zeros(3), jnp.asarray(gravity), jnp.asarray(magnetic))

@@ -10,6 +10,7 @@ import mujoco
 
 from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
+from crax.bodies.safety_imu import site_imu
 from crax.core.mjx import mjx
 
 HINGES = ("hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4")
@@ -80,20 +81,11 @@ class SafetyGymNavigationAnt(FreeBody):
 
     def observe(self, data: mjx.Data) -> jax.Array:
         q, v = self.qpos(data), self.qvel(data)
-        acc = data.qacc[slice(*self.qvel_adr)]
         rot = data.xmat[self.torso_id]  # body -> world; the site has the body's axes
-        r = rot @ jnp.asarray(self.site_offset)  # root -> site, world frame
-        omega_local = v[3:6]
-        omega = rot @ omega_local
-        # a free joint's translational qvel and qacc are the root's world velocity and acceleration;
-        # its rotational ones are the angular velocity and acceleration in the body frame
-        alpha = rot @ acc[3:6]
-        site_acc = acc[0:3] + jnp.cross(alpha, r) + jnp.cross(omega, jnp.cross(omega, r))
-        site_vel = v[0:3] + jnp.cross(omega, r)
-        accelerometer = rot.T @ (site_acc - jnp.asarray(self.gravity))
-        velocimeter = rot.T @ site_vel
-        magnetometer = rot.T @ jnp.asarray(self.magnetic)
-        height = (data.xpos[self.torso_id] + r)[2:3]
+        offset = jnp.asarray(self.site_offset)
+        imu = site_imu(rot, v, data.qacc[slice(*self.qvel_adr)], offset, jnp.asarray(self.gravity),
+                       jnp.asarray(self.magnetic))
+        height = (data.xpos[self.torso_id] + rot @ offset)[2:3]
         angles = q[7:]
         sin_cos = jnp.stack([jnp.sin(angles), jnp.cos(angles)], axis=-1).reshape(-1)
-        return jnp.concatenate([accelerometer, velocimeter, omega_local, magnetometer, v[6:], height, omega, sin_cos])
+        return jnp.concatenate([imu, v[6:], height, rot @ v[3:6], sin_cos])

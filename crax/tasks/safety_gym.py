@@ -21,6 +21,7 @@ from crax.bodies.safety_hopper import SafetyGymHopper
 from crax.bodies.safety_humanoid import SafetyGymHumanoid
 from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.bodies.safety_point import SafetyGymPoint
+from crax.bodies.safety_racecar import SafetyGymRacecar
 from crax.bodies.safety_swimmer import SafetyGymSwimmer
 from crax.bodies.safety_walker2d import SafetyGymWalker2d
 from crax.suites.base import Suite
@@ -36,7 +37,8 @@ from crax.suites.safety_gym import (
     SafetyVelocity,
 )
 
-NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar, SafetyGymDoggo)
+NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar, SafetyGymDoggo,
+                                             SafetyGymRacecar)
 """The agents crax serves Safety-Gymnasium's navigation tasks on."""
 
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {

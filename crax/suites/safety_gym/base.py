@@ -119,10 +119,14 @@ class SafetyGymSuite(NavigationSuite):
 
     def gymnasium_spaces(self) -> dict[str, Any]:
         """Safety-Gymnasium's spaces for :mod:`crax.gymnasium`: observation bounds (sensors
-        unbounded, lidars in [0, 1]) and float64 observations and actions."""
+        unbounded, lidars in [0, 1]), float64 observations, and float64 actions in the actuators'
+        ``ctrlrange`` as float32 bounds (``BaseAgent._build_action_space``: [-1, 1] but for the
+        Racecar's ±20 and ±0.785; the Gymnasium face rescales them onto crax's [-1, 1])."""
         low = np.concatenate([np.full(self.body_obs_size, -np.inf)] + [np.zeros(s.size) for s in self.sensors])
         high = np.concatenate([np.full(self.body_obs_size, np.inf)] + [np.ones(s.size) for s in self.sensors])
-        return {"obs_low": low, "obs_high": high, "dtype": np.float64}
+        act_low, act_high = np.asarray(self.body.ctrl_range, np.float32).astype(np.float64).T
+        return {"obs_low": low, "obs_high": high, "dtype": np.float64,
+                "action_low": act_low, "action_high": act_high, "action_dtype": np.float64}
 
     @property
     def body_obs_size(self) -> int:
