@@ -320,4 +320,4 @@ def test_safety_module_takes_safety_gymnasium_ids():
     with pytest.raises(ValueError, match="valid"):
         safety.make("SafetyRacecarGoal1-v0", paper_variant=True)
     with pytest.raises(ValueError, match="served: SafetyPointGoal0-v0"):
-        safety.make("SafetyRacecarGoal1-v0")
+        safety.make("SafetyPointGoal3-v0")

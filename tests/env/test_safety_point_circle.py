@@ -183,7 +183,7 @@ def test_ids_are_served_by_make_list_the_registry_and_the_safety_gymnasium_face(
     info = _safety_gym_info(face, {"cost": 1.0, "cost/out_of_boundary": 1.0})
     assert info["cost_out_of_boundary"] == info["cost_sum"] == 1.0  # Safety-Gymnasium's info keys
     assert safety_gymnasium.make(ID.format(1), paper_variant=True).unwrapped.env.id == "PointCircle1"
-    for unserved in ("SafetyRacecarCircle1-v0", "SafetyPointCircle3-v0", "SafetyPointCircle1Vision-v0"):
+    for unserved in ("SafetyPointCircle3-v0", "SafetyPointCircle1Vision-v0"):
         with pytest.raises(ValueError, match="SafetyPointCircle0-v0, SafetyPointCircle1-v0, SafetyPointCircle2-v0"):
             crax.make(unserved)
 
