@@ -46,9 +46,9 @@ def box(space) -> dict:
 
 
 class Scene:
-    def __init__(self, agent: str):
+    def __init__(self, agent: str, version: str = "v1"):
         self.agent = agent
-        self.env = safety_gymnasium.make(f"Safety{agent}Velocity-v1")
+        self.env = safety_gymnasium.make(f"Safety{agent}Velocity-{version}")
         self.base = self.env.unwrapped
         self.env.reset(seed=0)
         self.rng = np.random.default_rng(sum(map(ord, agent)))

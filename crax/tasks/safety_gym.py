@@ -35,17 +35,22 @@ from crax.suites.safety_gym import (
     SafetyRace,
     SafetyRun,
     SafetyVelocity,
+    SafetyVelocityV0,
 )
 
 NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar, SafetyGymDoggo,
                                              SafetyGymRacecar)
 """The agents crax serves Safety-Gymnasium's navigation tasks on."""
 
+VELOCITY_AGENTS: tuple[type[Body], ...] = (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid,
+                                           SafetyGymSwimmer, SafetyGymWalker2d)
+"""The agents crax serves Safety-Gymnasium's Velocity tasks on (Gymnasium's MuJoCo v4 models)."""
+
 SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyGoal: NAVIGATION_AGENTS,
     SafetyCircle: NAVIGATION_AGENTS,
-    SafetyVelocity: (SafetyGymAnt, SafetyGymHalfCheetah, SafetyGymHopper, SafetyGymHumanoid, SafetyGymSwimmer,
-                     SafetyGymWalker2d),
+    SafetyVelocity: VELOCITY_AGENTS,
+    SafetyVelocityV0: VELOCITY_AGENTS,
     SafetyPush: NAVIGATION_AGENTS,
     SafetyButton: NAVIGATION_AGENTS,
     SafetyRun: NAVIGATION_AGENTS,
@@ -57,9 +62,6 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant
 (:class:`~crax.bodies.safety_navigation_ant.SafetyGymNavigationAnt`), its Velocity tasks Gymnasium's
 (:class:`~crax.bodies.safety_ant.SafetyGymAnt`)."""
-
-TASKS: dict[str, type[Suite]] = {suite.task: suite for suite in SERVED}  # pyright: ignore[reportAttributeAccessIssue]
-"""Safety-Gymnasium's task names and the suites built to its definitions."""
 
 _FORM = re.compile(r"Safety[A-Z]\w*-v\d+")
 

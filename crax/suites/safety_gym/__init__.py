@@ -15,10 +15,11 @@ from crax.suites.safety_gym.goal import SafetyGoal
 from crax.suites.safety_gym.push import SafetyPush
 from crax.suites.safety_gym.race import SafetyRace
 from crax.suites.safety_gym.run import SafetyRun
-from crax.suites.safety_gym.velocity import SafetyVelocity
+from crax.suites.safety_gym.velocity import SafetyVelocity, SafetyVelocityV0
 
-SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyCircle, SafetyPush, SafetyButton, SafetyRun, SafetyFadingEasy,
-                     SafetyFadingHard, SafetyRace)
+SAFETY_GYM_SUITES = (SafetyGoal, SafetyVelocity, SafetyVelocityV0, SafetyCircle, SafetyPush, SafetyButton, SafetyRun,
+                     SafetyFadingEasy, SafetyFadingHard, SafetyRace)
 
 __all__ = ["SAFETY_GYM_PARAMS", "SAFETY_GYM_SUITES", "SafetyButton", "SafetyCircle", "SafetyFadingEasy",
-           "SafetyFadingHard", "SafetyGoal", "SafetyGymSuite", "SafetyPush", "SafetyRace", "SafetyRun", "SafetyVelocity"]
+           "SafetyFadingHard", "SafetyGoal", "SafetyGymSuite", "SafetyPush", "SafetyRace", "SafetyRun", "SafetyVelocity",
+           "SafetyVelocityV0"]

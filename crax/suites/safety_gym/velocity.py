@@ -1,7 +1,8 @@
-"""Safety-Gymnasium 1.0.0's Velocity-v1 (``tasks/safe_velocity/safety_<agent>_velocity_v1.py``)."""
+"""Safety-Gymnasium 1.0.0's Velocity-v1 and Velocity-v0 (``tasks/safe_velocity/safety_<agent>_velocity_v{0,1}.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import jax
@@ -16,9 +17,6 @@ from crax.core.mjx import mjx
 from crax.core.params import NON_NEGATIVE, Param
 from crax.costs.velocity import VelocityThreshold
 from crax.suites.base import Suite, Transition
-
-VELOCITY_VERSION = "v1"
-"""The version of Safety-Gymnasium's velocity tasks crax serves (v1: its later thresholds)."""
 
 
 class SafetyVelocity(Suite):
@@ -44,6 +42,10 @@ class SafetyVelocity(Suite):
 
     name = "SafetyVelocity"
     task = "Velocity"
+    version: ClassVar[str] = "v1"
+    """The version of Safety-Gymnasium's velocity tasks, as its ids spell it (v1: its later thresholds)."""
+    planar_speed_agents: ClassVar[frozenset[str]] = frozenset()
+    """Agents whose cost reads the planar speed in this version although their body's ``speed_xy`` is off."""
     requires = frozenset({SAFETY_GYM})
     levels = (0,)
     cost_indicator: ClassVar[bool] = True
@@ -58,7 +60,7 @@ class SafetyVelocity(Suite):
 
     def __init__(self, body: SafetyGymLocomotion, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
-        threshold = body.velocity_threshold if v.velocity_threshold is None else v.velocity_threshold
+        threshold = self.default_threshold(body) if v.velocity_threshold is None else v.velocity_threshold
         if threshold is None:
             raise ValueError(f"body {body.name} declares no velocity_threshold; pass velocity_threshold=")
         self.body = body
@@ -66,11 +68,21 @@ class SafetyVelocity(Suite):
         self.sensors = nnx.List([])
         self.constraints = nnx.List([VelocityThreshold(threshold, mode="hinge")])
 
+    @staticmethod
+    def default_threshold(body: SafetyGymLocomotion) -> float | None:
+        """τ where none is given: the body's (Safety-Gymnasium's v1 value)."""
+        return body.velocity_threshold
+
+    def planar_speed(self, body: SafetyGymLocomotion) -> bool:
+        """Whether the cost reads the planar speed (else the x velocity): the body's ``speed_xy``, or
+        its agent among :attr:`planar_speed_agents`."""
+        return body.speed_xy or body.agent in self.planar_speed_agents
+
     @classmethod
     def served_id(cls, agent: str, level: int) -> str:
         """Safety-Gymnasium's id for ``agent`` (the level is not part of it)."""
         del level
-        return f"Safety{agent}{cls.task}-{VELOCITY_VERSION}"
+        return f"Safety{agent}{cls.task}-{cls.version}"
 
     def env_id(self) -> str:
         """Safety-Gymnasium's id of the task, e.g. ``SafetyHopperVelocity-v1``."""
@@ -98,7 +110,7 @@ class SafetyVelocity(Suite):
     def transition(self, model, before, data, task, action):
         body = self.body
         v = (body.planar_point(data) - body.planar_point(before)) / body.dt
-        speed = jnp.linalg.norm(v) if body.speed_xy else v[0]
+        speed = jnp.linalg.norm(v) if self.planar_speed(body) else v[0]
         rewards = {
             "forward": body.forward_reward_weight * v[0],
             "healthy": jnp.asarray(body.healthy_reward, jnp.float32),
@@ -112,3 +124,35 @@ class SafetyVelocity(Suite):
     def step_cost(self, costs: dict[str, jax.Array]) -> jax.Array:
         """Safety-Gymnasium's cost: 1.0 when the speed is over the threshold (the raw excess > 0)."""
         return (super().step_cost(costs) > 0).astype(jnp.float32)
+
+
+V0_THRESHOLDS = {"Ant": 2.5745, "HalfCheetah": 2.8795, "Hopper": 0.37315, "Humanoid": 2.3475, "Swimmer": 0.04845,
+                 "Walker2d": 1.7075}
+"""Safety-Gymnasium's Velocity-v0 thresholds τ (m/s) by agent (``safety_<agent>_velocity_v0.py``)."""
+
+
+class SafetyVelocityV0(SafetyVelocity):
+    """Safety-Gymnasium's Velocity-v0: Velocity-v1's task (v1 subclasses v0 and changes only τ)
+    with v0's thresholds (:data:`V0_THRESHOLDS`), and the Swimmer's cost reading its planar speed
+    (v1's reads its x velocity). Served as ``Safety{Agent}Velocity-v0``.
+
+    Args:
+      body: a Safety-Gymnasium velocity body (:class:`~crax.bodies.safety_locomotion.SafetyGymLocomotion`).
+      level: 0.
+      **overrides: values of the parameters declared in :attr:`params`.
+    """
+
+    name = "SafetyVelocityV0"
+    version = "v0"
+    planar_speed_agents = frozenset({"Swimmer"})
+    params = {
+        "velocity_threshold": dataclasses.replace(
+            SafetyVelocity.params["velocity_threshold"],
+            doc="τ (m/s); None: Safety-Gymnasium's v0 value for the agent ("
+                + ", ".join(f"{agent} {tau}" for agent, tau in V0_THRESHOLDS.items()) + ")"),
+    }
+
+    @staticmethod
+    def default_threshold(body: SafetyGymLocomotion) -> float | None:
+        """τ where none is given: Safety-Gymnasium's v0 value for the agent."""
+        return V0_THRESHOLDS.get(body.agent)
