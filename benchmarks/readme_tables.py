@@ -195,17 +195,22 @@ def sg_speed_table() -> str:
     sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
     cores = rows[0]["cpu_count"]
     physics = any("crax_physics_steps_per_s" in r for r in rows)
+    sg_budget = any("crax_sg_budget_steps_per_s" in r for r in rows)
     top = sizes[-1]
     lines = ["| id | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
              + (f" | crax bare physics N={top}" if physics else "")
+             + (f" | crax N={top} at Safety-Gymnasium's solver budget" if sg_budget else "")
              + f" | crax N={top} / Safety-Gymnasium on 1 core | on all {cores} cores |",
-             "|---|---|" + "---|" * (len(sizes) + 2 + physics)]
+             "|---|---|" + "---|" * (len(sizes) + 2 + physics + sg_budget)]
     for r in rows:
         rates = r["crax_steps_per_s"]
         cells = " | ".join(f"{rates[str(n)]:,}" if str(n) in rates else "–" for n in sizes)
         if physics:
             bare = r.get("crax_physics_steps_per_s", {}).get(str(top))
             cells += f" | {bare:,}" if bare else " | –"
+        if sg_budget:
+            full = r.get("crax_sg_budget_steps_per_s", {}).get(str(top))
+            cells += f" | {full:,}" if full else (" | (its own)" if r.get("crax_budget") == [100, 50] else " | –")
         best = rates.get(str(top))
         one = f"{best / r['sg_steps_per_s']:.1f}×" if best else "–"
         every = f"{best / (r['sg_steps_per_s'] * cores):.1f}×" if best else "–"

@@ -9,7 +9,9 @@ The Safety-Gymnasium half (``--measure-sg``, run by the first under ``--sg-pytho
 ``safety_gymnasium.make(id)`` with random actions for ``--sg-steps`` steps, resets included, on one
 CPU core: Safety-Gymnasium steps one env per call. Its rate times the machine's cores is the
 ceiling of running one Safety-Gymnasium process per core. The crax half is ``crax bench`` of the
-same id at each ``--num-envs`` (one device, the C MuJoCo ceiling off). One JSON line per id goes to
+same id at each ``--num-envs`` (one device, the C MuJoCo ceiling off), and with ``--sg-budget`` once more
+at the largest N with Safety-Gymnasium's own solver budget (``solver_iterations=100, ls_iterations=50``:
+docs/safety_gymnasium.md, "The solver budget"). One JSON line per id goes to
 ``benchmarks/results/sg_speed.jsonl`` with the sitting, the machine's load and both rates; the
 table in docs/safety_gymnasium.md is generated from it (``python benchmarks/readme_tables.py``).
 """
@@ -58,6 +60,9 @@ def main() -> None:
     parser.add_argument("--sg-steps", type=int, default=5000)
     parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 1024])
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--crax-steps", type=int, default=20_000, help="env steps per timed crax call (all envs)")
+    parser.add_argument("--sg-budget", action="store_true",
+                        help="also bench crax at Safety-Gymnasium's solver budget (100/50) at the largest N")
     parser.add_argument("--measure-sg", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_sg:
@@ -82,11 +87,18 @@ def main() -> None:
         env = crax.make(env_id)
         crax_rates, physics_rates = {}, {}
         for n in args.num_envs:
-            row = bench(env, n, steps=max(10, 20_000 // n), repeats=args.repeats, ceiling=False)
+            row = bench(env, n, steps=max(10, args.crax_steps // n), repeats=args.repeats, ceiling=False)
             crax_rates[str(n)] = round(row.env_steps_per_s)
             physics_rates[str(n)] = round(row.physics_steps_per_s)
+        own = [int(env.mj_model.opt.iterations), int(env.mj_model.opt.ls_iterations)]
+        extra = {"crax_budget": own}
+        if args.sg_budget and own != [100, 50]:
+            n = max(args.num_envs)
+            row = bench(crax.make(env_id, solver_iterations=100, ls_iterations=50), n,
+                        steps=max(10, args.crax_steps // n), repeats=args.repeats, ceiling=False)
+            extra["crax_sg_budget_steps_per_s"] = {str(n): round(row.env_steps_per_s)}
         record = {**{k: (round(v) if k == "sg_steps_per_s" else v) for k, v in sg[env_id].items()},
-                  "crax_steps_per_s": crax_rates, "crax_physics_steps_per_s": physics_rates,
+                  "crax_steps_per_s": crax_rates, "crax_physics_steps_per_s": physics_rates, **extra,
                   "cpu_count": os.cpu_count(), "machine": platform.machine(),
                   "cpu": host_cpu(),
                   "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],

@@ -114,7 +114,7 @@ def test_every_class_the_hook_specs_name_exists():
 
 
 def test_unknown_name_lists_valid_choices():
-    with pytest.raises(ValueError, match="unknown body 'Nope'; valid choices: Ant, HalfCheetah, Hopper, Humanoid, Point, Reacher, Sled, Spider, Walker2d"):
+    with pytest.raises(ValueError, match="unknown body 'Nope'; valid choices: Ant, Car, Doggo, HalfCheetah, Hopper, Humanoid, Point, Racecar, Reacher, Sled, Spider, Walker2d"):
         crax.registry().get("bodies", "Nope")
     with pytest.raises(ValueError, match="valid kinds"):
         crax.registry().table("robots")
@@ -180,8 +180,8 @@ def test_plugin_constraint_and_sensor_compose_into_a_task_by_name():
 
 def test_plugin_constraint_that_does_not_fit_the_body_lists_the_bodies_it_fits():
     with pytest.raises(ValueError, match=r"^constraint Tether \(HalfCheetahVelocity1\) needs a body of kind\(s\) "
-                                         r"navigation; HalfCheetah is locomotion, planar; bodies it fits: Ant, Humanoid, "
-                                         r"Point, Sled, Spider$"):
+                                         r"navigation; HalfCheetah is locomotion, planar; bodies it fits: Ant, Car, Doggo, "
+                                         r"Humanoid, Point, Racecar, Sled, Spider$"):
         crax.make("HalfCheetahVelocity1", constraints={"Tether": {}})
 
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
+from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
 from crax.bodies.safety_imu import origin_imu
 from crax.core.mjx import mjx
@@ -92,3 +92,12 @@ class SafetyGymCar(FreeBody):
         rear_spin = v[self.rear_qvel: self.rear_qvel + 3]
         rear_mat = quat_to_mat(q[self.rear_qpos: self.rear_qpos + 4])
         return jnp.concatenate([imu, rear_spin, rear_mat])
+
+
+class Car(SafetyGymCar):
+    """The Car in the paper's navigation suites (``CarGoal1``; Goal, Button, Circle and Push at levels
+    1-3, with the paper's semantics): Safety-Gymnasium's model, physics and observation
+    (:class:`SafetyGymCar`), placed and costed as the paper's tasks place and cost every navigation body."""
+
+    name = "Car"
+    kinds = frozenset({NAVIGATION})

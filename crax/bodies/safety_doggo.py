@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
+from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
 from crax.bodies.safety_imu import origin_imu
 from crax.bodies.touch import TouchSites
@@ -96,3 +96,12 @@ class SafetyGymDoggo(FreeBody):
         angles = data.qpos[jnp.asarray(self.hinge_qpos)]
         sin_cos = jnp.stack([jnp.sin(angles), jnp.cos(angles)], axis=-1).reshape(-1)
         return jnp.concatenate([imu, self.touch.read(data), data.qvel[jnp.asarray(self.hinge_qvel)], sin_cos])
+
+
+class Doggo(SafetyGymDoggo):
+    """The Doggo in the paper's navigation suites (``DoggoButton2``; Goal, Button, Circle and Push at levels
+    1-3, with the paper's semantics): Safety-Gymnasium's model, physics and observation
+    (:class:`SafetyGymDoggo`), placed and costed as the paper's tasks place and cost every navigation body."""
+
+    name = "Doggo"
+    kinds = frozenset({NAVIGATION})

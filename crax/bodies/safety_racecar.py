@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM
+from crax.bodies.base import NAVIGATION, SAFETY_GYM
 from crax.bodies.free import FreeBody
 from crax.bodies.safety_imu import site_imu
 from crax.core.mjx import mjx
@@ -94,3 +94,12 @@ class SafetyGymRacecar(FreeBody):
         rot = data.xmat[self.torso_id]  # body -> world; the site has the body's axes
         return site_imu(rot, self.qvel(data), data.qacc[slice(*self.qvel_adr)], jnp.asarray(self.site_offset),
                         jnp.asarray(self.gravity), jnp.asarray(self.magnetic))
+
+
+class Racecar(SafetyGymRacecar):
+    """The Racecar in the paper's navigation suites (``RacecarPush1``; Goal, Button, Circle and Push at levels
+    1-3, with the paper's semantics): Safety-Gymnasium's model, physics and observation
+    (:class:`SafetyGymRacecar`), placed and costed as the paper's tasks place and cost every navigation body."""
+
+    name = "Racecar"
+    kinds = frozenset({NAVIGATION})
