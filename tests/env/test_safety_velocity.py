@@ -171,7 +171,7 @@ def test_ids_are_served_by_make_list_and_the_safety_face():
         body, suite, level = crax.parse_id(env_id)
         assert suite is SafetyVelocity and body.agent == agent and level == 0
     with pytest.raises(ValueError, match="SafetyHumanoidVelocity-v1"):
-        crax.make("SafetyHumanoidVelocity-v0")
+        crax.make("SafetyHumanoidVelocity-v2")
     with pytest.raises(ValueError, match="SafetyAntVelocity-v1"):
         safety_gymnasium.make("SafetyCarVelocity-v1")
 
