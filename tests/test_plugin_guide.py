@@ -230,4 +230,5 @@ def test_parameters_of_a_plugin_task():
     params = crax.parameters("DiskDrift2")
     assert params["puddle_radius"].default == 0.3 and params["puddle_radius"].describe() == "> 0"
     assert params["episode_length"].default == 1000
-    assert list(params) == ["puddle_radius", "extent", "episode_length", "physics", "constraints", "sensors"]
+    assert list(params) == ["puddle_radius", "extent", "episode_length", "physics", "solver_iterations", "ls_iterations",
+                            "constraints", "sensors"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.resources
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -72,7 +74,7 @@ class SafetyGymRacecar(FreeBody):
     def mjcf(self) -> mujoco.MjSpec:
         """The asset, its mesh read from ``assets/meshes``; the cylinders touching the floor only,
         their proxies the objects only, the chassis and bumper both."""
-        meshes = self.asset_file().parent / "meshes"
+        meshes = importlib.resources.files("crax.bodies").joinpath("assets", "meshes")
         xml = self.asset_file().read_text()
         spec = mujoco.MjSpec.from_string(xml, assets={name: meshes.joinpath(name).read_bytes() for name in MESHES})
         for geom in spec.geoms:

@@ -3,6 +3,8 @@ cost (:class:`AgentContacts`, Safety-Gymnasium's ``cost_gremlins``)."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -12,7 +14,13 @@ from crax.core.mjx import jax_impl, mjx
 from crax.core.params import TaskParam
 from crax.costs.base import Constraint
 from crax.costs.contact import contact_tables
-from crax.objects.base import Placeable
+
+
+class Geoms(Protocol):
+    """What :class:`AgentContacts` counts contacts with: geoms of the compiled model, by id, once bound
+    (a :class:`~crax.objects.base.Placeable`'s, or :class:`~crax.objects.static_geoms.StaticGeoms`')."""
+
+    geom_ids: tuple[int, ...]
 
 
 def contact_counts(data: mjx.Data, target_index: tuple[int, ...], is_agent: tuple[bool, ...], n: int) -> jax.Array:
@@ -30,7 +38,8 @@ def contact_counts(data: mjx.Data, target_index: tuple[int, ...], is_agent: tupl
 
 
 class AgentContacts(Constraint):
-    """``contact_cost`` per contact point between the agent and any geom of ``placeable``
+    """``contact_cost`` per contact point between the agent and any geom of ``placeable`` (:class:`Geoms`:
+    a placeable, or Race's static walls)
     (Safety-Gymnasium's ``cost_gremlins``: ``contact_cost`` for each agent–gremlin contact).
 
     MuJoCo and MJX may give a box–box pair a different number of contact points, so the raw
@@ -39,7 +48,7 @@ class AgentContacts(Constraint):
 
     name = "AgentContacts"
 
-    def __init__(self, placeable: Placeable, *, contact_cost: float = 1.0, term: str = "contacts"):
+    def __init__(self, placeable: Geoms, *, contact_cost: float = 1.0, term: str = "contacts"):
         self.placeable = placeable
         self.contact_cost = TaskParam(jnp.asarray(contact_cost, jnp.float32))
         self.term = term

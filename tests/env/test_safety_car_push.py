@@ -37,11 +37,14 @@ one contact point against two): measured 0.6 %. Against the right wheel's face, 
 with the hinged wheel's cylinder (one point, by MPR) and crax with the box fixed to the chassis
 around it (two points): 7.7 %, and 22 % with both pillars pressing (the substitution of
 docs/safety_gymnasium.md, The Car). The velocimeter, gyro, ball and lidar compare as everywhere."""
-PUSH = {"strike": 6, "xy": 5e-3, "box_before": 1e-4, "box": 0.05, "reward": 1e-4, "return": 0.1}
+PUSH = {"strike": 6, "xy_before": 1e-4, "xy": 5e-2, "box_before": 1e-4, "box": 0.05, "reward": 1e-4, "return": 0.1}
 """``push_box`` (level 0): the Car drives straight into the box (struck on step 7) and pushes it for
 23 steps while the 0.0156 g box bounces on the floor ahead of the bumper: the chassis' position (m)
-over all 30 steps, the box's position (m) before and after the strike, the reward per step before
-it and the return over all steps. Measured: 1.3e-3 m; 3e-8 m, 1.5e-2 m; 2.2e-6; 2.7e-2."""
+before the strike and over all 30 steps, the box's position (m) before and after the strike, the
+reward per step before it and the return over all steps. Measured: 5e-6 m, 1.3e-3 m; 3e-8 m,
+1.5e-2 m; 2.2e-6; 2.7e-2. The bounce makes the chassis' path after the strike depend on rounding:
+on session 19's host the chassis ends 2.6e-3 m from Safety-Gymnasium's with XLA's default CPU code
+and 2.9e-2 m with the tests' cheapest code generation (tests/conftest.py), at every solver budget."""
 
 LEVELS = [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
 ID = "SafetyCarPush{}-v0"
@@ -124,7 +127,7 @@ def test_pushing_the_box_stays_close(replica):
     k = PUSH["strike"]
     assert moved[:k].max() < 1e-6 and moved[k] > 0.01 and moved[-1] > 0.5  # struck on step 7, pushed 0.7 m
     xy = np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1)
-    assert xy.max() < PUSH["xy"]
+    assert xy[:k].max() < PUSH["xy_before"] and xy.max() < PUSH["xy"]
     box_err = np.linalg.norm(box - ref_box, axis=-1)
     assert box_err[:k].max() < PUSH["box_before"] and box_err.max() < PUSH["box"]
     reward = np.asarray([s["reward"] for s in steps])

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import crax
+from crax.bodies.base import SAFETY_GYM_SOLVER
 from crax.bodies.safety_doggo import HINGES, PROXIES, TORSO, SafetyGymDoggo
 from crax.core.mjx import mjx
 from crax.core.scene import Category
@@ -81,12 +82,15 @@ def test_every_doggo_id_is_served_with_safety_gymnasiums_spaces():
         rec = record(env_id)
         body_cls, suite_cls, level = crax.parse_id(env_id)
         assert env_id in served and body_cls is SafetyGymDoggo, env_id
-        suite = suite_cls(body_cls(), level)
+        body = body_cls()
+        body.ctrl_range = tuple(tuple(a.ctrlrange) for a in spec.actuators)  # what bind reads from the model
+        suite = suite_cls(body, level)
         spaces = suite.gymnasium_spaces()
         np.testing.assert_array_equal(spaces["obs_low"], rec["observation_space"]["low"], err_msg=env_id)
         np.testing.assert_array_equal(spaces["obs_high"], rec["observation_space"]["high"], err_msg=env_id)
         assert spaces["dtype"] == np.float64 and rec["observation_space"]["dtype"] == "float64"
         assert rec["action_space"] == {"shape": [12], "dtype": "float64", "low": [-1.0] * 12, "high": [1.0] * 12}
+        assert list(spaces["action_low"]) == [-1.0] * 12 and list(spaces["action_high"]) == [1.0] * 12
         keys = [list(k) for k in SafetyGymDoggo.obs_keys] + [[f"{s.target}_lidar", s.size] for s in suite.sensors]
         assert keys == rec["obs_keys"], env_id  # every key, its size, Safety-Gymnasium's flattened order
         assert suite.body.dt == pytest.approx(rec["dt"]) == 0.1 and suite.episode_length == rec["num_steps"], env_id
@@ -104,8 +108,8 @@ def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
         np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
     assert env.suite.body_obs_size == BODY and env.action_size == 12  # the observation's size: the recorded states
     m, sg = env.mj_model, rec["model"]
-    assert (m.opt.timestep, env.body.frame_skip, m.opt.integrator, m.opt.iterations) == (
-        sg["timestep"], sg["frame_skip"], sg["integrator"], sg["iterations"])
+    assert (m.opt.timestep, env.body.frame_skip, m.opt.integrator) == (sg["timestep"], sg["frame_skip"], sg["integrator"])
+    assert sg["iterations"] == 100 and m.opt.iterations == SAFETY_GYM_SOLVER[0]  # docs/safety_gymnasium.md, "The solver budget"
     bodies = [b for b in range(m.nbody) if m.body(b).name.startswith("agent/")]
     np.testing.assert_allclose(m.body_mass[bodies], sg["body_mass"], rtol=1e-8)  # the proxies are massless
     np.testing.assert_allclose(m.body_inertia[bodies], sg["body_inertia"], rtol=1e-8)
