@@ -8,9 +8,9 @@ import mujoco
 
 from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import origin_imu
+from crax.bodies.safety_imu import field_options, origin_imu
 from crax.core.mjx import mjx
-from crax.core.scene import Category, collide_as
+from crax.core.scene import floor_only
 
 WHEELS = ("left", "right")
 """The Car's driven wheels: cylinders that touch the floor only (:data:`Category.AGENT_WHEEL`)."""
@@ -72,16 +72,12 @@ class SafetyGymCar(FreeBody):
     def mjcf(self) -> mujoco.MjSpec:
         """The asset with the wheels touching the floor only and their proxies the objects only."""
         spec = super().mjcf()
-        for name in WHEELS:
-            collide_as(spec.geom(name), Category.AGENT_WHEEL)
-        for name in PROXIES:
-            collide_as(spec.geom(name), Category.AGENT_FLOATING)
+        floor_only(spec, WHEELS, PROXIES)
         return spec
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity = tuple(float(g) for g in m.opt.gravity)
-        self.magnetic = tuple(float(b) for b in m.opt.magnetic)
+        self.gravity, self.magnetic = field_options(m)
         rear = m.joint(self.prefix + "rear")
         self.rear_qpos = int(rear.qposadr[0]) - self.qpos_adr[0]
         self.rear_qvel = int(rear.dofadr[0]) - self.qvel_adr[0]

@@ -8,10 +8,10 @@ import mujoco
 
 from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import origin_imu
+from crax.bodies.safety_imu import field_options, origin_imu
 from crax.bodies.touch import TouchSites
 from crax.core.mjx import mjx
-from crax.core.scene import Category, collide_as
+from crax.core.scene import floor_only
 
 HINGES = ("hip_1_z", "hip_2_z", "hip_3_z", "hip_4_z", "hip_1_y", "hip_2_y", "hip_3_y", "hip_4_y",
           "ankle_1", "ankle_2", "ankle_3", "ankle_4")
@@ -76,16 +76,12 @@ class SafetyGymDoggo(FreeBody):
     def mjcf(self) -> mujoco.MjSpec:
         """The asset with the torso's cylinders touching the floor only and their proxies the objects only."""
         spec = super().mjcf()
-        for name in TORSO:
-            collide_as(spec.geom(name), Category.AGENT_WHEEL)
-        for name in PROXIES:
-            collide_as(spec.geom(name), Category.AGENT_FLOATING)
+        floor_only(spec, TORSO, PROXIES)
         return spec
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity = tuple(float(g) for g in m.opt.gravity)
-        self.magnetic = tuple(float(b) for b in m.opt.magnetic)
+        self.gravity, self.magnetic = field_options(m)
         joints = [m.joint(self.prefix + h) for h in HINGES]
         self.hinge_qpos = tuple(int(j.qposadr[0]) for j in joints)
         self.hinge_qvel = tuple(int(j.dofadr[0]) for j in joints)

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mujoco
 
 from crax.core.mjx import mjx
+
+
+def field_options(m: mujoco.MjModel) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The model's gravity and magnetic field, as :func:`site_imu`'s and :func:`origin_imu`'s
+    accelerometer and magnetometer read them (bodies keep them from ``bind``)."""
+    return tuple(float(g) for g in m.opt.gravity), tuple(float(b) for b in m.opt.magnetic)
 
 
 def site_imu(rot: jax.Array, qvel: jax.Array, qacc: jax.Array, offset: jax.Array, gravity: jax.Array,

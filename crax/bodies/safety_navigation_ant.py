@@ -10,7 +10,7 @@ import mujoco
 
 from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import site_imu
+from crax.bodies.safety_imu import field_options, site_imu
 from crax.core.mjx import mjx
 
 HINGES = ("hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4")
@@ -65,8 +65,7 @@ class SafetyGymNavigationAnt(FreeBody):
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity = tuple(float(g) for g in m.opt.gravity)
-        self.magnetic = tuple(float(b) for b in m.opt.magnetic)
+        self.gravity, self.magnetic = field_options(m)
         self.site_offset = tuple(float(p) for p in m.site(self.prefix + "torso").pos)
 
     def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:

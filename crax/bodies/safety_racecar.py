@@ -10,9 +10,9 @@ import mujoco
 
 from crax.bodies.base import NAVIGATION, SAFETY_GYM
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import site_imu
+from crax.bodies.safety_imu import field_options, site_imu
 from crax.core.mjx import mjx
-from crax.core.scene import Category, collide_as
+from crax.core.scene import Category, collide_as, floor_only
 
 MESHES = ("chassis_differential.STL",)
 """The mesh files the asset reads (``crax/bodies/assets/meshes``): the chassis, its one mesh."""
@@ -80,16 +80,12 @@ class SafetyGymRacecar(FreeBody):
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:
                 collide_as(geom, Category.AGENT)
-        for name in WHEELS:
-            collide_as(spec.geom(name), Category.AGENT_WHEEL)
-        for name in PROXIES:
-            collide_as(spec.geom(name), Category.AGENT_FLOATING)
+        floor_only(spec, WHEELS, PROXIES)
         return spec
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity = tuple(float(g) for g in m.opt.gravity)
-        self.magnetic = tuple(float(b) for b in m.opt.magnetic)
+        self.gravity, self.magnetic = field_options(m)
         self.site_offset = tuple(float(p) for p in m.site(self.prefix + "torso").pos)
 
     def observe(self, data: mjx.Data) -> jax.Array:

@@ -51,6 +51,17 @@ def collide_as(geom: mujoco.MjsGeom, category: Category) -> None:
     geom.conaffinity = int(TOUCHES[category])
 
 
+def floor_only(spec: mujoco.MjSpec, geoms: tuple[str, ...], proxies: tuple[str, ...]) -> None:
+    """Makes the named ``geoms`` touch the floor only (:data:`Category.AGENT_WHEEL`) and their
+    ``proxies``, massless shapes that MJX can collide, take their contacts with objects
+    (:data:`Category.AGENT_FLOATING`): MJX has no box–cylinder collision (the Car's, the Doggo's and
+    the Racecar's cylinders)."""
+    for name in geoms:
+        collide_as(spec.geom(name), Category.AGENT_WHEEL)
+    for name in proxies:
+        collide_as(spec.geom(name), Category.AGENT_FLOATING)
+
+
 def no_collision(geom: mujoco.MjsGeom) -> None:
     """Makes ``geom`` visual only."""
     geom.contype = 0
