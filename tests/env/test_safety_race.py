@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 
 import crax
-from crax.gymnasium.env import action_box, observation_box
 from crax.suites.safety_gym import SafetyRace
 from crax.suites.safety_gym.race import AGENT_BOX, GOAL_XY, HAZARD_BOX_HALF, HAZARD_BOXES
-from tests.env.safety_gym_reference import Replica, case, cost_terms, load
+from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms, load
 
 AGENTS = ("Point", "Car", "Ant")
 IDS = [f"Safety{a}Race{level}-v0" for a in AGENTS for level in (0, 1, 2)]
@@ -52,12 +51,7 @@ def test_spaces_timing_and_definitions_are_safety_gymnasiums(env_id):
     rec, env = record(env_id), crax.make(env_id)
     level = int(env_id.split("-")[0][-1])
     assert env_id in crax.env_ids() and crax.parse_id(env_id)[1] is SafetyRace
-    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"]
+    assert_spaces_and_keys(env, rec)
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"] == 500
     suite = env.suite
     assert isinstance(suite, SafetyRace)

@@ -17,9 +17,8 @@ import pytest
 
 import crax
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.suites.safety_gym import SafetyFadingEasy, SafetyFadingHard, SafetyRun
-from tests.env.safety_gym_reference import Replica, case, cost_terms, load, reference
+from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms, load, reference
 
 AGENTS = ("Point", "Car", "Ant")
 RUN_IDS = [f"Safety{a}Run0-v0" for a in AGENTS]
@@ -52,12 +51,7 @@ def agent_of(env_id: str) -> str:
 @pytest.mark.parametrize("env_id", RUN_IDS + FADING_IDS)
 def test_spaces_timing_and_definitions_are_safety_gymnasiums(env_id):
     rec, env = record(env_id), crax.make(env_id)
-    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"]
+    assert_spaces_and_keys(env, rec)
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
     suite = env.suite
     if isinstance(suite, SafetyRun):
