@@ -4,6 +4,8 @@ Run with the Python 3.10 environment that has ``safety-gymnasium==1.0.0`` (docs/
 says how to make it), from the repository root::
 
     /work/sg-venv/bin/python benchmarks/sg_reference_race.py   # writes tests/data/safety_gym_race_reference.json
+    /work/sg-venv/bin/python benchmarks/sg_reference_race.py --agents doggo-racecar
+        # writes tests/data/safety_gym_race_agents_reference.json
 
 Safety-Gymnasium 1.0.0's wheel lacks the PNG textures its Race scene names (the village floor and
 the meshes' textures), so its Race envs fail to build; :func:`without_missing_textures` drops the
@@ -28,12 +30,19 @@ records, per level:
 A touching state stands 3 cm past Safety-Gymnasium's contact onset, an apart one 3 cm short of it
 (crax's boxes first touch within 1.7 cm of the bamboo walls' hulls, 2.8 cm of the rocks').
 
-The Car and the Ant record their resting pose's observation at the start, touching a wall and in
-a hazard. The scenes are :mod:`sg_reference`'s.
+The Car and the Ant (``--agents point-car-ant``, the default, with the Point above), and the Doggo
+and the Racecar (``--agents doggo-racecar``: ``Safety{Doggo,Racecar}Race{0,1,2}-v0``, written to
+tests/data/safety_gym_race_agents_reference.json so the first file stays as recorded) record the
+spaces, the task's definition and their resting pose's observation at the start, with the goal ahead,
+in a hazard, and touching and 3 cm short of a wall (:func:`other_agent_records`). The scenes are
+:mod:`sg_reference`'s; each agent's whole joint state is written and recorded as in its Goal
+recorder (:mod:`sg_reference` for the Car and the Ant, :mod:`sg_reference_doggo`,
+:mod:`sg_reference_racecar`).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 import re
@@ -46,8 +55,13 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import safety_gymnasium.world as sg_world  # noqa: E402
 from sg_reference import CAR_QPOS, AntAgent, CarAgent, Scene, ant_qpos, header, rounded, turned, write  # noqa: E402
+from sg_reference_doggo import DoggoAgent, doggo_qpos  # noqa: E402
+from sg_reference_racecar import START as RACECAR_QPOS  # noqa: E402
+from sg_reference_racecar import RacecarAgent  # noqa: E402
 
-OUT = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "safety_gym_race_reference.json"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data"
+OUT = DATA / "safety_gym_race_reference.json"
+OUT_AGENTS = DATA / "safety_gym_race_agents_reference.json"
 SECTION_Z = 0.1
 """Height at which the hulls are cut (the Point's sphere centre and front box, the Car's chassis)."""
 TOUCH, APART = 0.03, 0.03
@@ -225,6 +239,14 @@ class AntRaceScene(AntAgent, RaceScene):
     """Race on the Ant."""
 
 
+class DoggoRaceScene(DoggoAgent, RaceScene):
+    """Race on the Doggo."""
+
+
+class RacecarRaceScene(RacecarAgent, RaceScene):
+    """Race on the Racecar."""
+
+
 def walls(s: RaceScene) -> list[dict]:
     m, d = s.task.model, s.task.data
     out = []
@@ -349,21 +371,39 @@ def other_agent_records(env_id: str, scene) -> dict:
     return record
 
 
-START_QPOS = {CarRaceScene: CAR_QPOS, AntRaceScene: ant_qpos([0.0, 0.0])}
-"""Where the Car and the Ant settle from (moved into the corridor first: the origin is inside a wall)."""
+START_QPOS = {CarRaceScene: CAR_QPOS, AntRaceScene: ant_qpos([0.0, 0.0]), DoggoRaceScene: doggo_qpos([0.0, 0.0]),
+              RacecarRaceScene: RACECAR_QPOS}
+"""Where each agent settles from, its Goal recorder's start pose (moved into the corridor first: the
+origin is inside a wall)."""
+
+AGENT_SETS = {"point-car-ant": (OUT, {"Car": CarRaceScene, "Ant": AntRaceScene}),
+              "doggo-racecar": (OUT_AGENTS, {"Doggo": DoggoRaceScene, "Racecar": RacecarRaceScene})}
+"""What ``--agents`` records: the file, and the agents recorded by :func:`other_agent_records` (the
+first set also records the Point, :func:`point_records`)."""
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", choices=AGENT_SETS, default="point-car-ant", help="which file to record")
+    which = parser.parse_args().agents
+    path, scenes = AGENT_SETS[which]
     out = header()
     for level in (0, 1, 2):
-        env_id = f"SafetyPointRace{level}-v0"
-        out["tasks"][env_id] = rounded(point_records(env_id, level))
-        print(env_id, "recorded", file=sys.stderr)
-        for agent, scene in (("Car", CarRaceScene), ("Ant", AntRaceScene)):
-            env_id = f"Safety{agent}Race{level}-v0"
-            out["tasks"][env_id] = rounded(other_agent_records(env_id, scene))
+        if which == "point-car-ant":
+            env_id = f"SafetyPointRace{level}-v0"
+            out["tasks"][env_id] = rounded(point_records(env_id, level))
             print(env_id, "recorded", file=sys.stderr)
-    write(OUT, out)
+        for agent, scene in scenes.items():
+            env_id = f"Safety{agent}Race{level}-v0"
+            out["tasks"][env_id] = exact_spaces(other_agent_records(env_id, scene))
+            print(env_id, "recorded", file=sys.stderr)
+    write(path, out)
+
+
+def exact_spaces(record: dict) -> dict:
+    """``rounded(record)`` with its spaces' bounds as Safety-Gymnasium gives them (the Racecar's
+    steering limit, 0.785 in float32, is not 9 digits; the other agents' bounds are ±1 and ±inf)."""
+    return {**rounded(record), "observation_space": record["observation_space"], "action_space": record["action_space"]}
 
 
 if __name__ == "__main__":
