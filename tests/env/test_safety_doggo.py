@@ -50,8 +50,9 @@ DYNAMICS = {"short": 10, "xy_short": 2e-2, "horizon": 40, "xy": 0.15, "reward": 
 """Bounds over the 40-step rollout of random actions from standing: the torso's planar position (m)
 over 10 steps and over all 40, the reward over all 40; the cost equal at every step. Measured: 9.2e-3 m
 over 10 steps, 6.0e-2 m over 40, reward 2.5e-2. The light Doggo's feet bounce on and off the floor
-between substeps and its hinges hit their limits; from the second step MJX's solver, float64 as
-much as float32, parts from MuJoCo's (docs/safety_gymnasium.md, The Doggo)."""
+between substeps and its hinges hit their limits; from the second step MJX parts from MuJoCo where a
+leg's capsule touches the floor steeper than 60°: MJX's plane-capsule contact frame turns the friction
+pyramid there (docs/safety_gymnasium.md, The Doggo)."""
 
 
 def record(env_id: str) -> dict:
