@@ -18,7 +18,7 @@ are never typed by hand. Tables:
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 - ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
-- ``sg-speed``: ``sg_speed.jsonl`` (the latest sitting) written by ``benchmarks/sg_speed.py``: Safety-Gymnasium's
+- ``sg-speed``: ``sg_speed.jsonl`` (each id's latest sitting) written by ``benchmarks/sg_speed.py``: Safety-Gymnasium's
   steps/s against crax's for the same ids.
 - ``throughput-<TAG>``: ``throughput.jsonl`` rows written by ``benchmarks/train_throughput.py --tag TAG``: each
   learner's iteration time against the first row's.
@@ -190,35 +190,38 @@ def throughput_table(tag: str) -> str:
 
 def sg_speed_table() -> str:
     rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
-    last = rows[-1]["sitting"]
-    rows = [r for r in rows if r["sitting"] == last]
+    latest = {r["id"]: r for r in rows}  # each id's latest sitting; its ratios are within that sitting
+    rows = list(latest.values())
+    sittings = list(dict.fromkeys(r["sitting"] for r in rows))
     sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
-    cores = rows[0]["cpu_count"]
     physics = any("crax_physics_steps_per_s" in r for r in rows)
     sg_budget = any("crax_sg_budget_steps_per_s" in r for r in rows)
-    top = sizes[-1]
     lines = ["| id | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
-             + (f" | crax bare physics N={top}" if physics else "")
-             + (f" | crax N={top} at Safety-Gymnasium's solver budget" if sg_budget else "")
-             + f" | crax N={top} / Safety-Gymnasium on 1 core | on all {cores} cores |",
-             "|---|---|" + "---|" * (len(sizes) + 2 + physics + sg_budget)]
+             + (" | crax bare physics, largest N" if physics else "")
+             + (" | crax, largest N, at Safety-Gymnasium's solver budget" if sg_budget else "")
+             + " | crax at its largest N / Safety-Gymnasium on 1 core | on all cores | sitting |",
+             "|---|---|" + "---|" * (len(sizes) + 3 + physics + sg_budget)]
     for r in rows:
         rates = r["crax_steps_per_s"]
+        top = str(max(int(n) for n in rates))
         cells = " | ".join(f"{rates[str(n)]:,}" if str(n) in rates else "–" for n in sizes)
         if physics:
-            bare = r.get("crax_physics_steps_per_s", {}).get(str(top))
+            bare = r.get("crax_physics_steps_per_s", {}).get(top)
             cells += f" | {bare:,}" if bare else " | –"
         if sg_budget:
-            full = r.get("crax_sg_budget_steps_per_s", {}).get(str(top))
+            full = r.get("crax_sg_budget_steps_per_s", {}).get(top)
             cells += f" | {full:,}" if full else (" | (its own)" if r.get("crax_budget") == [100, 50] else " | –")
-        best = rates.get(str(top))
-        one = f"{best / r['sg_steps_per_s']:.1f}×" if best else "–"
-        every = f"{best / (r['sg_steps_per_s'] * cores):.1f}×" if best else "–"
-        lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {one} | {every} |")
-    loads = [x for r in rows for x in r["load_1min"]]
-    lines.append(f"\nOne sitting ({last[:16].replace('T', ' ')} UTC, {cores} cores, {rows[0].get('cpu', '')}, crax on one "
-                 f"CPU device), load {min(loads):.1f}–{max(loads):.1f}. \"On all cores\" counts one Safety-Gymnasium "
-                 "process per core, each at the one-core rate.")
+        best = rates[top]
+        lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {best / r['sg_steps_per_s']:.2g}× "
+                     f"| {best / (r['sg_steps_per_s'] * r['cpu_count']):.2g}× | {'ABCDEFGH'[sittings.index(r['sitting'])]} |")
+    lines.append("")
+    for i, sitting in enumerate(sittings):
+        group = [r for r in rows if r["sitting"] == sitting]
+        loads = [x for r in group for x in r["load_1min"]]
+        lines.append(f"Sitting {'ABCDEFGH'[i]}: {sitting[:16].replace('T', ' ')} UTC, {group[0]['cpu_count']} cores, "
+                     f"{group[0].get('cpu', '')}, crax on one CPU device, load {min(loads):.1f}–{max(loads):.1f}.  ")
+    lines.append("Each row's rates were taken in one sitting; compare rows of different sittings by their ratios only. "
+                 "\"On all cores\" counts one Safety-Gymnasium process per core, each at the one-core rate.")
     return "\n".join(lines)
 
 
