@@ -218,12 +218,17 @@ def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
     return next(c for c in record[kind] if c["name"] == name)
 
 
-def assert_spaces_and_keys(env, rec: dict[str, Any]) -> None:
-    """``env``'s Gymnasium spaces (shape, dtype, bounds) and observation keys (the body's, then each
-    lidar's, with sizes, in Safety-Gymnasium's flattened order) equal a recorded id's."""
+def assert_spaces(env, rec: dict[str, Any]) -> None:
+    """``env``'s Gymnasium spaces (shape, dtype, bounds) equal a recorded id's."""
     for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
         assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
         np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
         np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
+
+
+def assert_spaces_and_keys(env, rec: dict[str, Any]) -> None:
+    """:func:`assert_spaces`, and the observation keys (the body's, then each lidar's, with sizes, in
+    Safety-Gymnasium's flattened order) equal a recorded id's."""
+    assert_spaces(env, rec)
     keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
     assert keys == rec["obs_keys"]

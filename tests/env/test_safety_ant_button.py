@@ -16,9 +16,8 @@ import pytest
 import crax
 from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.suites.safety_gym import SafetyButton
-from tests.env.safety_gym_reference import ButtonReplica, case, cost_terms
+from tests.env.safety_gym_reference import ButtonReplica, assert_spaces_and_keys, case, cost_terms
 from tests.env.test_safety_ant_goal import BODY, COST_ATOL, DYNAMICS, JOINT_ATOL, LIDAR_ATOL, SENSOR_ATOL
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -67,13 +66,7 @@ def _lidar_slices(record) -> dict[str, slice]:
 
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    obs, act = observation_box(env), action_box(env)
-    for space, ref in ((obs, rec["observation_space"]), (act, rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"]  # every key, its size, Safety-Gymnasium's flattened order
+    assert_spaces_and_keys(env, rec)  # every key, its size, Safety-Gymnasium's flattened order
     assert env.observation_size == sum(n for _, n in rec["obs_keys"]) and BODY == env.suite.body_obs_size
     assert env.dt == pytest.approx(rec["dt"]) == 0.1 and env.episode_length == rec["num_steps"] == 1000
     m = env.mj_model

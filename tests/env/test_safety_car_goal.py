@@ -20,10 +20,9 @@ from crax.bodies.safety_car import SafetyGymCar
 from crax.core.mjx import mjx
 from crax.core.scene import Category
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.gymnasium.safety.make_args import resolve_id
 from crax.suites.safety_gym import SafetyGoal
-from tests.env.safety_gym_reference import Replica, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms
 
 BODY = 24
 """The Car's own readings: the first 24 entries of the observation (``SafetyGymCar.obs_keys``)."""
@@ -65,13 +64,7 @@ def replica(request) -> Replica:
 
 def test_spaces_timing_keys_and_physics_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    obs, act = observation_box(env), action_box(env)
-    for space, ref in ((obs, rec["observation_space"]), (act, rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"]  # every key, its size, Safety-Gymnasium's flattened order
+    assert_spaces_and_keys(env, rec)  # every key, its size, Safety-Gymnasium's flattened order
     assert env.observation_size == sum(n for _, n in rec["obs_keys"]) and BODY == env.suite.body_obs_size
     assert env.dt == pytest.approx(rec["dt"]) == 0.04 and env.episode_length == rec["num_steps"] == 1000
     m = env.mj_model

@@ -14,9 +14,8 @@ import pytest
 import crax
 from crax.bodies.safety_car import SafetyGymCar
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.suites.safety_gym import SafetyPush
-from tests.env.safety_gym_reference import Replica, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms
 from tests.env.test_safety_car_goal import (
     BALL_ATOL,
     BODY,
@@ -57,13 +56,7 @@ def replica(request) -> Replica:
 
 def test_spaces_timing_keys_and_the_cars_box_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    obs, act = observation_box(env), action_box(env)
-    for space, ref in ((obs, rec["observation_space"]), (act, rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"]
+    assert_spaces_and_keys(env, rec)
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"] == 1000
     counts = {label: p.count for label, p in env.suite.objects.items()}
     assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}

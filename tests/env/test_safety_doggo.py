@@ -23,8 +23,7 @@ from crax.bodies.base import SAFETY_GYM_SOLVER
 from crax.bodies.safety_doggo import HINGES, PROXIES, TORSO, SafetyGymDoggo
 from crax.core.mjx import mjx
 from crax.core.scene import Category
-from crax.gymnasium.env import action_box, observation_box
-from tests.env.safety_gym_reference import Replica, case, cost_terms, load
+from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms, load
 
 REFERENCE = "safety_gym_doggo_reference.json"
 IMU, TOUCH, BODY = slice(0, 12), slice(12, 20), 56
@@ -103,10 +102,7 @@ def test_every_doggo_id_is_served_with_safety_gymnasiums_spaces():
 
 def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
     rec, env = goal1.record, goal1.env
-    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
+    assert_spaces(env, rec)
     assert env.suite.body_obs_size == BODY and env.action_size == 12  # the observation's size: the recorded states
     m, sg = env.mj_model, rec["model"]
     assert (m.opt.timestep, env.body.frame_skip, m.opt.integrator) == (sg["timestep"], sg["frame_skip"], sg["integrator"])

@@ -18,11 +18,10 @@ import pytest
 import crax
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.objects.placement import layout_fits, sample_fitting_layout, sample_layout
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyButton
-from tests.env.safety_gym_reference import ButtonReplica, case, cost_terms
+from tests.env.safety_gym_reference import ButtonReplica, assert_spaces, case, cost_terms
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
 
@@ -78,11 +77,7 @@ def _lidar_slices(record) -> dict[str, slice]:
 @pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    obs, act = observation_box(env), action_box(env)
-    for space, ref in ((obs, rec["observation_space"]), (act, rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
+    assert_spaces(env, rec)
     assert env.observation_size == sum(n for _, n in rec["obs_keys"])
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
     lidars = [k.removesuffix("_lidar") for k, _ in rec["obs_keys"] if k.endswith("_lidar")]

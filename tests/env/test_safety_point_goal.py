@@ -16,11 +16,10 @@ import pytest
 import crax
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, observation_box
 from crax.gymnasium.safety.make_args import resolve_id
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyGoal
-from tests.env.safety_gym_reference import Replica, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 5e-6)."""
@@ -52,11 +51,7 @@ def replica(request) -> Replica:
 @pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    obs, act = observation_box(env), action_box(env)
-    for space, ref in ((obs, rec["observation_space"]), (act, rec["action_space"])):
-        assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
-        np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
-        np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))
+    assert_spaces(env, rec)
     assert env.observation_size == sum(n for _, n in rec["obs_keys"])
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
     lidars = [k.removesuffix("_lidar") for k, _ in rec["obs_keys"] if k.endswith("_lidar")]
