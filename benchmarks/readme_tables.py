@@ -192,7 +192,7 @@ def sg_speed_table() -> str:
     rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
     latest = {r["id"]: r for r in rows}  # each id's latest sitting; its ratios are within that sitting
     rows = list(latest.values())
-    sittings = list(dict.fromkeys(r["sitting"] for r in rows))
+    labels = {sitting: chr(ord("A") + i) for i, sitting in enumerate(dict.fromkeys(r["sitting"] for r in rows))}
     sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
     physics = any("crax_physics_steps_per_s" in r for r in rows)
     sg_budget = any("crax_sg_budget_steps_per_s" in r for r in rows)
@@ -213,12 +213,12 @@ def sg_speed_table() -> str:
             cells += f" | {full:,}" if full else (" | (its own)" if r.get("crax_budget") == [100, 50] else " | –")
         best = rates[top]
         lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {best / r['sg_steps_per_s']:.2g}× "
-                     f"| {best / (r['sg_steps_per_s'] * r['cpu_count']):.2g}× | {'ABCDEFGH'[sittings.index(r['sitting'])]} |")
+                     f"| {best / (r['sg_steps_per_s'] * r['cpu_count']):.2g}× | {labels[r['sitting']]} |")
     lines.append("")
-    for i, sitting in enumerate(sittings):
+    for sitting, label in labels.items():
         group = [r for r in rows if r["sitting"] == sitting]
         loads = [x for r in group for x in r["load_1min"]]
-        lines.append(f"Sitting {'ABCDEFGH'[i]}: {sitting[:16].replace('T', ' ')} UTC, {group[0]['cpu_count']} cores, "
+        lines.append(f"Sitting {label}: {sitting[:16].replace('T', ' ')} UTC, {group[0]['cpu_count']} cores, "
                      f"{group[0].get('cpu', '')}, crax on one CPU device, load {min(loads):.1f}–{max(loads):.1f}.  ")
     lines.append("Each row's rates were taken in one sitting; compare rows of different sittings by their ratios only. "
                  "\"On all cores\" counts one Safety-Gymnasium process per core, each at the one-core rate.")
