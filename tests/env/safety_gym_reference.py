@@ -202,7 +202,9 @@ class ButtonReplica(Replica):
                          "gremlins_mocap": state.data.mocap_pos[mocap]})
             if ref["goal_met"]:
                 k = ref["goal_button"]
-                task = {**task, "goal_button": jnp.asarray(k, jnp.int32), "goal": task["buttons"][k][None]}
+                # on the device the step's own output lives on: an uncommitted argument compiles the step again
+                button = jax.device_put(jnp.asarray(k, jnp.int32), task["goal_button"].sharding)
+                task = {**task, "goal_button": button, "goal": task["buttons"][k][None]}
                 state = state.replace(info={**state.info, "task": task})
             if float(state.done) and not float(state.truncation):
                 break

@@ -66,6 +66,7 @@ class SafetyGymSuite(NavigationSuite):
 
     requires = frozenset({SAFETY_GYM})
     levels = (0, 1, 2)
+    forward_after_step = True
     task: ClassVar[str]
     """Safety-Gymnasium's name for the task, as its ids spell it (``Goal``)."""
     agent_keepout = 0.4

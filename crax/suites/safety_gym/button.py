@@ -166,7 +166,6 @@ class SafetyButton(SafetyGymSuite):
         return pressed, wrong
 
     def transition(self, model, before, data, task, action):
-        data = mjx.forward(model, data)
         task = self.track_objects(data, task)
         if "gremlins" in self.objects:
             task = {**task, "gremlins": self.gremlins.position(data)}

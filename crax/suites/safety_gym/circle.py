@@ -87,7 +87,6 @@ class SafetyCircle(SafetyGymSuite):
         return data, {**positions, "circle": self.circle.points()}
 
     def transition(self, model, before, data, task, action):
-        data = mjx.forward(model, data)
         xy = self.body.position(data)[:2]
         u, v = self.body.velocity(model, data)[:2]
         r = jnp.linalg.norm(xy)

@@ -71,7 +71,6 @@ class SafetyGoal(SafetyGymSuite):
         return data, {**positions, "key": key}
 
     def transition(self, model, before, data, task, action):
-        data = mjx.forward(model, data)
         task = self.track_objects(data, task)
         agent_xy = self.body.position(data)[:2]
         goal = task["goal"]

@@ -127,7 +127,6 @@ class SafetyPush(SafetyGymSuite):
         return jnp.linalg.norm(box - agent), jnp.linalg.norm(box - goal)
 
     def transition(self, model, before, data, task, action):
-        data = mjx.forward(model, data)
         task = self.track_objects(data, task)
         goal = task["goal"]
         d_ab0, d_bg0 = self._distances(before, goal[0])
