@@ -75,7 +75,7 @@ def test_broken_plugins_are_skipped_with_one_warning_each_and_crax_still_works(b
     assert "ThrustLimit" not in names["constraints"]
     assert {"Point", "Sled"} <= set(names["bodies"]) and "Tether" in names["constraints"]
     assert {"broken_hook", "misnamed_hook", "bad_signature"}.isdisjoint(dict(reg.pm.list_name_plugin()))
-    state = jax.eval_shape(env.reset, jax.random.key(0))
+    state = env.state_shapes
     state = jax.eval_shape(env.step, state, jnp.zeros(2))
     assert state.obs.shape == (62,) and "cost/cylinder_zones" in state.metrics
 

@@ -54,7 +54,7 @@ def ant():
 def posed(env, qpos=None, cost=0.0):
     """A State of ``env`` without running it: the model's rest pose (or ``qpos``), zero velocity."""
     m = env.unwrapped.mj_model
-    shapes = jax.eval_shape(env.reset, jax.random.key(0))
+    shapes = env.state_shapes
     data = jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), shapes.data)
     data = data.replace(qpos=np.array(m.qpos0 if qpos is None else qpos, np.float32),
                         mocap_pos=np.array(m.body_pos[m.body_mocapid >= 0] if m.nmocap else data.mocap_pos, np.float32),
@@ -381,7 +381,7 @@ NO_GL = """
 import jax, numpy as np, crax
 from crax import render
 env = crax.make("PointGoal1")
-shapes = jax.eval_shape(env.reset, jax.random.key(0))
+shapes = env.state_shapes
 state = shapes.replace(data=jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), shapes.data), cost=np.float32(0))
 try:
     render.render(env, state, width=8, height=8)

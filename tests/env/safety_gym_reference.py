@@ -202,9 +202,9 @@ class ButtonReplica(Replica):
                          "gremlins_mocap": state.data.mocap_pos[mocap]})
             if ref["goal_met"]:
                 k = ref["goal_button"]
-                # on the device the step's own output lives on: an uncommitted argument compiles the step again
-                button = jax.device_put(jnp.asarray(k, jnp.int32), task["goal_button"].sharding)
-                task = {**task, "goal_button": button, "goal": task["buttons"][k][None]}
+                # set into the state's own array: an argument committed to a device where the rest of the
+                # state is not (or the reverse) would compile the step again
+                task = {**task, "goal_button": task["goal_button"].at[()].set(k), "goal": task["buttons"][k][None]}
                 state = state.replace(info={**state.info, "task": task})
             if float(state.done) and not float(state.truncation):
                 break

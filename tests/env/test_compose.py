@@ -82,7 +82,7 @@ def test_an_added_sensor_extends_the_observation_with_its_value():
     env, _, step = composed()
     base, plain_terms = plain()
     assert env.observation_size == base.observation_size + 1  # both by jax.eval_shape of reset
-    assert jax.eval_shape(env.reset, jax.random.key(0)).obs.shape == (base.observation_size + 1,)
+    assert env.state_shapes.obs.shape == (base.observation_size + 1,)
     state = step(hand_placed(), jnp.zeros(2))
     _, own_obs = plain_terms(state.data, state.info["task"])
     agent = np.asarray(env.body.position(state.data))[:2]
@@ -97,7 +97,7 @@ def test_added_components_join_the_suites_lists_and_metrics():
     env, _, _ = composed()
     assert [c.term for c in env.suite.constraints] == ["cylinder_zones", "contact", "action_energy"]
     assert type(env.suite.sensors[-1]).__name__ == "Distance"
-    metrics = jax.eval_shape(env.reset, jax.random.key(0)).metrics
+    metrics = env.state_shapes.metrics
     assert {"cost/cylinder_zones", "cost/contact", "cost/action_energy"} <= set(metrics)
     assert type(crax.make("PointGoal1").suite.sensors[-1]).__name__ == "Compass"  # the suite itself is untouched
 

@@ -79,7 +79,7 @@ def com_x(state) -> float:
 def test_sizes_metrics_and_task_state():
     e = env()
     assert e.id == ENV_ID and e.episode_length == 1000 and e.dt == pytest.approx(0.015)
-    state = jax.eval_shape(e.reset, jax.random.key(0))
+    state = e.state_shapes
     assert state.obs.shape == (376,) and e.action_size == 17
     assert set(state.metrics) == {
         "reward/forward",

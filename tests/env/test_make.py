@@ -92,7 +92,7 @@ def test_bad_episode_length():
 
 def test_wrong_action_shape_raises():
     env = crax.make("PointGoal1")
-    state = jax.eval_shape(env.reset, KEY)
+    state = env.state_shapes
     for bad in (jnp.zeros(3), jnp.zeros(()), jnp.zeros((1, 2))):
         with pytest.raises(ValueError, match=r"\(2,\)"):
             env.step(state, bad)
@@ -101,7 +101,7 @@ def test_wrong_action_shape_raises():
 @pytest.mark.slow
 def test_vmap_wrong_batch_raises():
     env = Vmap(crax.make("HalfCheetahVelocity1"), 3)
-    state = jax.eval_shape(env.reset, KEY)
+    state = env.state_shapes
     assert state.obs.shape == (3, 18)
     for bad in (jnp.zeros((2, 6)), jnp.zeros(6), jnp.zeros((3, 5))):
         with pytest.raises(ValueError, match=r"\(3, 6\)"):
@@ -276,7 +276,7 @@ def test_goal_levels_hazard_counts_and_sizes(level):
     assert set(contact.geoms) == expected
     assert float(contact.collision_cost[...]) == 3.0
 
-    state = jax.eval_shape(env.reset, KEY)
+    state = env.state_shapes
     task = state.info["task"]
     assert task["goal"].shape == (1, 2)
     for label, (count, *_rest) in hazards.items():

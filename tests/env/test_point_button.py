@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -201,7 +200,7 @@ def test_levels():
         assert suite.gremlins.count == gremlins and suite.gremlins.travel == d["gremlin_travel"]
         assert suite.extent == d["extent"] and suite.wall_extent == d["wall_extent"]
         assert suite.props["buttons"].count == d["button_count"] and suite.props["buttons"].radius == d["button_radius"]
-    shape = jax.eval_shape(crax.make("PointButton3").reset, jax.random.key(0))
+    shape = crax.make("PointButton3").state_shapes
     assert shape.obs.shape == (62,)
     assert {k for k in shape.metrics if k.startswith(("reward/", "cost/"))} == {
         "reward/distance", "reward/button", "cost/cylinder_zones", "cost/contact", "cost/wrong_button"

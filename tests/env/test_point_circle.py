@@ -199,7 +199,7 @@ def test_hazard_lidar_and_compasses_see_the_zones_and_no_walls():
 
 @pytest.mark.slow
 def test_observation_sizes_per_level():
-    sizes = {lv: jax.eval_shape(crax.make(f"PointCircle{lv}").reset, jax.random.key(0)).obs.shape for lv in (1, 2, 3)}
+    sizes = {lv: crax.make(f"PointCircle{lv}").state_shapes.obs.shape for lv in (1, 2, 3)}
     assert sizes == {1: (28,), 2: (46,), 3: (48,)}
 
 

@@ -234,7 +234,7 @@ def test_levels_and_start():
         assert suite.hazards["cube_pillars"].count == 6 and suite.hazards["cube_pillars"].half == 0.2
         assert suite.hazards["cube_zones"].count == 6 and suite.hazards["cube_zones"].half == 0.3
         assert float(suite.goal_radius[...]) == pytest.approx(d["goal_radius"]) and suite.block.half == d["block_half"]
-    shape = jax.eval_shape(crax.make("PointPush1").reset, jax.random.key(0))
+    shape = crax.make("PointPush1").state_shapes
     assert shape.obs.shape == (82,)
     assert {k for k in shape.metrics if k.startswith(("reward/", "cost/"))} == {
         "reward/block_goal", "reward/goal", "reward/agent_block", "cost/contact", "cost/cube_zones"

@@ -124,13 +124,13 @@ def test_model_matches_gymnasium_reacher():
 def test_sizes_by_eval_shape():
     for level, n in ((1, 4), (2, 7), (3, 10)):
         env = crax.make(f"ReacherReach{level}")
-        state = jax.eval_shape(env.reset, jax.random.key(0))
+        state = env.state_shapes
         assert state.obs.shape == (27,) and env.action_size == 2
         assert state.info["task"]["hazards"].shape == (n, 2)
         assert state.info["task"]["target"].shape == (1, 2)
         assert set(state.metrics) == {"reward/shaping", "reward/reached", "cost/zones", "distance", *NONFINITE_METRICS}
     env = crax.make("ReacherReach2", num_hazards=0, lidar_max_dist=0.5)
-    assert jax.eval_shape(env.reset, jax.random.key(0)).info["task"]["hazards"].shape == (0, 2)
+    assert env.state_shapes.info["task"]["hazards"].shape == (0, 2)
 
 
 def test_bad_ids_and_parameters():

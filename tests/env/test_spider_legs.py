@@ -89,7 +89,7 @@ def level_cost(level: int, ctx: Context) -> float:
 def test_sizes_metrics_and_id():
     e = env()
     assert e.id == ENV_ID and e.episode_length == 1000 and e.dt == pytest.approx(0.05)
-    state = jax.eval_shape(e.reset, jax.random.key(0))
+    state = e.state_shapes
     assert state.obs.shape == (35,) and e.action_size == 12
     assert set(state.metrics) == {"reward/forward", "reward/healthy", "reward/ctrl", "cost/legs", *NONFINITE_METRICS}
     assert e.suite.constraints[0].feet == ("agent/front_left", "agent/back_right")
