@@ -463,13 +463,13 @@ class TaskEnv(Env):
         shape and dtype of every ``Data`` field (the step carries ``Data`` through it in a scan), so
         the initial data stands in for the forwarded one. Tracing the forward pass took 1.3-5 s per
         env on this CPU, the rest of the reset 0.06-0.4 s (tests/env/test_make.py checks the two agree)."""
-        return jax.eval_shape(functools.partial(self._reset, physics=False), jax.random.key(0))
+        return jax.eval_shape(functools.partial(self._reset, forward_pass=False), jax.random.key(0))
 
-    def _reset(self, key: jax.Array, physics: bool = True) -> State:
+    def _reset(self, key: jax.Array, forward_pass: bool = True) -> State:
         key, task_key = jax.random.split(key)
         data0 = self._initial_data(physics_impl.worlds_per_batch())
         data, task = self.suite.init_task(self.mjx_model, data0, task_key)
-        if physics:
+        if forward_pass:  # False only in state_shapes' trace
             data = mjx.forward(self.mjx_model, data)
         ctx = self._context(data, task, jnp.zeros(self.action_size))
         zero = jnp.zeros((), jnp.float32)
