@@ -24,10 +24,17 @@ emits CPU code, not what it computes.
 A flag the caller's own ``XLA_FLAGS`` already names is kept; ``CRAX_TEST_XLA_DEFAULTS=1`` runs the
 tests with XLA's defaults instead (e.g. to check a codegen-sensitive result).
 """
+TEST_RK4_STAGES = "rolled"
+"""``CRAX_RK4_STAGES`` for the test processes (and their subprocesses): an RK4 model's three stages
+compiled as one loop (crax.core.physics, decision 63): MJX's arithmetic to float32 rounding
+(tests/env/test_physics.py), and a Safety-Gymnasium Humanoid's step compiled in 23 s instead of 36, the
+Racecar's in 38 s instead of 63. A value the caller sets is kept; ``CRAX_TEST_XLA_DEFAULTS=1`` leaves
+MJX's unrolled stages too."""
 if os.environ.get("CRAX_TEST_XLA_DEFAULTS", "0") in ("", "0"):
     _flags = os.environ.get("XLA_FLAGS", "")
     _add = [f for f in TEST_XLA_FLAGS if f.split("=")[0] not in _flags]
     os.environ["XLA_FLAGS"] = " ".join([_flags, *_add]).strip()
+    os.environ.setdefault("CRAX_RK4_STAGES", TEST_RK4_STAGES)
 
 import jax  # noqa: E402  (after XLA_FLAGS: read when JAX starts its backends)
 

@@ -28,6 +28,7 @@ list, ``rne_postconstraint``'s accelerations), which the env finds when it trace
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.core.mjx import WARP_SHARED_FIELDS, mjx
+from crax.core.mjx import WARP_SHARED_FIELDS, mjx, mjx_forward, mjx_scan
 from crax.devices import startup
 
 PHYSICS = ("jax", "warp")
@@ -118,6 +119,63 @@ def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
     return model.replace(opt=model.opt.replace(_impl=opt.replace(warn_overflow=kept)))  # pyright: ignore[reportAttributeAccessIssue]
 
 
+RK4_STAGES_ENV = "CRAX_RK4_STAGES"
+"""Environment variable: how an RK4 model's three intermediate stages are compiled, ``unrolled``
+(the default: MJX's own ``rungekutta4``) or ``rolled`` (:func:`_rk4`; decision 63). Read when a step
+is traced."""
+
+RK4_STAGES = ("unrolled", "rolled")
+
+
+def rk4_stages() -> str:
+    """``$CRAX_RK4_STAGES`` (default ``unrolled``); ValueError naming the valid values otherwise."""
+    value = os.environ.get(RK4_STAGES_ENV, "unrolled").strip().lower()
+    if value not in RK4_STAGES:
+        raise ValueError(f"environment variable {RK4_STAGES_ENV}={os.environ[RK4_STAGES_ENV]!r} must be one of "
+                         f"{', '.join(RK4_STAGES)}: unrolled is MJX's own RK4 step, rolled runs its three "
+                         f"stages in a loop (the same arithmetic, faster to compile)")
+    return value
+
+
+def step(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+    """One physics step of ``model``: ``mjx.step``; with ``CRAX_RK4_STAGES=rolled``, a JAX-implementation
+    model with MuJoCo's RK4 integrator runs its three intermediate stages in a rolled loop (:func:`_rk4`)."""
+    rk4 = isinstance(model._impl, mjx.ModelJAX) and model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4
+    if rk4 and rk4_stages() == "rolled":
+        return _rk4(model, mjx.forward(model, data))
+    return mjx.step(model, data)
+
+
+def _rk4(m: mjx.Model, d: mjx.Data) -> mjx.Data:
+    """MJX's ``rungekutta4`` on a forwarded ``d``, the same operations in the same order, with its
+    stage loop rolled. MJX unrolls the three stages (``lax.scan(unroll=3)``), and XLA compiles a copy
+    of the forward pass for each: rolled, the forward pass is compiled once for all three
+    (decision 63 has the compile times and the steps/s measured both ways)."""
+    a_table, b_table, dt = mjx_forward._RK4_A, mjx_forward._RK4_B, m.opt.timestep
+    stage_times = d.time + jnp.tril(a_table).sum(axis=0) * dt
+    d0 = d
+    sums = jax.tree.map(lambda k: b_table[0] * k, (d.qvel, d.qacc, d.act_dot))
+
+    def integrate(*args):
+        return mjx_forward._integrate_pos(*args, dt=dt)
+
+    def stage(carry, x):
+        (qvel, qacc, act_dot), kqvel, d = carry
+        a, b, t = x
+        dqvel, dqacc, dact_dot = jax.tree.map(lambda k: a * k, (kqvel, d.qacc, d.act_dot))
+        kqpos = mjx_scan.flat(m, integrate, "jqv", "q", m.jnt_type, d0.qpos, dqvel)
+        kact = d0.act + dact_dot * dt
+        kqvel = d0.qvel + dqacc * dt
+        d = mjx.forward(m, d.replace(qpos=kqpos, qvel=kqvel, act=kact, time=t))
+        sums = (qvel + b * kqvel, qacc + b * d.qacc, act_dot + b * d.act_dot)
+        return (sums, kqvel, d), None
+
+    table = jnp.vstack([jnp.diag(a_table), b_table[1:4], stage_times]).T
+    ((qvel, qacc, act_dot), _, d1), _ = jax.lax.scan(stage, (sums, d.qvel, d), table)
+    d = d1.replace(qpos=d0.qpos, qvel=d0.qvel, act=d0.act, time=d0.time)
+    return mjx_forward._advance(m, d, act_dot, qacc, qvel)
+
+
 def worlds_per_batch() -> int:
     """The number of envs a reset traced now serves (:func:`batch`); 1 outside any."""
     return getattr(_batch, "worlds", 1)
@@ -175,4 +233,4 @@ def select(done: jax.Array, new: Any, old: Any) -> Any:
 
 
 __all__ = ["PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "put_model",
-           "require_warp", "select", "worlds_per_batch"]
+           "RK4_STAGES", "RK4_STAGES_ENV", "require_warp", "rk4_stages", "select", "step", "worlds_per_batch"]

@@ -278,10 +278,14 @@ class BaseTrainer:
         return self._eval(model, self.seed_keys(key))
 
     def _evaluate_one(self, model, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
+        # Both policies in one loop over a flag: the program holds one copy of the env's step and reset,
+        # not one per policy (half the evaluation's compile), and each policy sees the same resets.
         k_reset, k_act = jax.random.split(key)
-        return {mode: self._episodes(model, k_reset, k_act, mode == "deterministic") for mode in EVAL_POLICIES}
+        deterministic = jnp.asarray([mode == "deterministic" for mode in EVAL_POLICIES])
+        out = jax.lax.map(lambda flag: self._episodes(model, k_reset, k_act, flag), deterministic)
+        return {mode: jax.tree.map(lambda x, i=i: x[i], out) for i, mode in enumerate(EVAL_POLICIES)}
 
-    def _episodes(self, model, k_reset: jax.Array, k_act: jax.Array, deterministic: bool) -> dict[str, jax.Array]:
+    def _episodes(self, model, k_reset: jax.Array, k_act: jax.Array, deterministic: jax.Array) -> dict[str, jax.Array]:
         learner = nnx.merge(self.graphdef, model)[0]
         env = self.eval_env
         n = self.config.eval_envs
@@ -290,7 +294,7 @@ class BaseTrainer:
         def step(carry, k):
             s, ret, cost, length, finished = carry
             loc, scale = learner.policy(s.obs)
-            u = loc if deterministic else loc + scale * jax.random.normal(k, loc.shape)
+            u = jnp.where(deterministic, loc, loc + scale * jax.random.normal(k, loc.shape))
             s = env.step(s, jnp.tanh(u))
             first = (s.metrics["episode/done"] > 0) & ~finished
             ret = jnp.where(first, s.metrics["episode/return"], ret)

@@ -178,7 +178,7 @@ class Suite(nnx.Module):
     def substep(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> mjx.Data:
         """Readies ``data`` for one physics substep; returns it (the default: unchanged).
 
-        :class:`TaskEnv` calls it inside its substep scan, right before every ``mjx.step``: the
+        :class:`TaskEnv` calls it inside its substep scan, right before every physics step (``mjx.step``): the
         body's ``frame_skip`` times per control step, each time with ``data.time`` the time that
         substep starts at and ``task`` the task state the control step began with (it is not
         updated between substeps). It is for objects driven by the clock rather than by the
@@ -499,7 +499,7 @@ class TaskEnv(Env):
         task = state.info["task"]
 
         def substep(d, _):
-            return mjx.step(self.mjx_model, self.suite.substep(self.mjx_model, d, task)), None
+            return physics_impl.step(self.mjx_model, self.suite.substep(self.mjx_model, d, task)), None
 
         data, _ = jax.lax.scan(substep, data, None, length=self.body.frame_skip)
         if self.suite.forward_after_step:

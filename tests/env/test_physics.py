@@ -235,3 +235,49 @@ def test_the_default_physics_is_unchanged_mjx_jax():
         return jax.lax.scan(lambda d, _: (mjx.step(model, d), None), d, None, plain.body.frame_skip)[0]
 
     np.testing.assert_array_equal(jax.jit(plain.step)(s0, action).data.qpos, jax.jit(by_hand)(s0.data).qpos)
+
+
+RK4_MODEL = """
+<mujoco>
+  <option integrator="RK4" timestep="0.01"/>
+  <worldbody>
+    <body pos="0 0 0.3">
+      <freejoint/>
+      <geom type="box" size="0.1 0.08 0.05" mass="1"/>
+      <body pos="0.15 0 0">
+        <joint name="hinge" type="hinge" axis="0 1 0" damping="0.1"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.03" mass="0.2"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <general joint="hinge" dyntype="filter" dynprm="0.05" gainprm="2"/>
+  </actuator>
+</mujoco>
+"""
+"""A free box falling with a damped, actuated hinge whose actuator has an activation: RK4 integrates
+qpos on a free joint (a quaternion) and a hinge, qvel and act. No contact: the stages call the same
+forward pass either way, and a collision would only lengthen both compiles."""
+
+
+@pytest.mark.slow  # compiles MJX's own RK4 step beside the rolled one
+def test_rolled_rk4_stages_step_as_mjxs_own(monkeypatch):
+    """``CRAX_RK4_STAGES=rolled`` (the tests' setting, tests/conftest.py) computes MJX's RK4 step, to
+    float32 rounding: XLA may fold the tableau's constants into the unrolled stages, not into the loop's.
+    A value outside ``unrolled, rolled`` is an error naming both."""
+    model = mjx.put_model(mujoco.MjModel.from_xml_string(RK4_MODEL), impl="jax")
+    data = mjx.make_data(model).replace(ctrl=jnp.ones(1))
+
+    def rollout(physics_step):
+        return jax.jit(lambda d: jax.lax.scan(lambda d, _: (physics_step(model, d), (d.qpos, d.qvel, d.act)),
+                                              d, None, 40)[1])(data)
+
+    monkeypatch.setenv(physics.RK4_STAGES_ENV, "rolled")
+    rolled, unrolled = rollout(physics.step), rollout(mjx.step)
+    assert float(unrolled[0][-1, 2]) < 0.0 and float(unrolled[2][-1, 0]) > 0.5  # it fell and the activation rose
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), rolled, unrolled)
+    monkeypatch.setenv(physics.RK4_STAGES_ENV, "unrolled")
+    assert physics.rk4_stages() == "unrolled"
+    monkeypatch.setenv(physics.RK4_STAGES_ENV, "loop")
+    with pytest.raises(ValueError, match=r"CRAX_RK4_STAGES='loop' must be one of unrolled, rolled"):
+        physics.step(model, data)
