@@ -279,7 +279,7 @@ class BaseTrainer:
 
     def _evaluate_one(self, model, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
         # Both policies in one loop over a flag: the program holds one copy of the env's step and reset,
-        # not one per policy (half the evaluation's compile), and each policy sees the same resets.
+        # not one per policy (half the evaluation's compile); both still draw from the same two keys.
         k_reset, k_act = jax.random.split(key)
         deterministic = jnp.asarray([mode == "deterministic" for mode in EVAL_POLICIES])
         out = jax.lax.map(lambda flag: self._episodes(model, k_reset, k_act, flag), deterministic)
