@@ -1,16 +1,22 @@
 """PointGoal1 (``episode_length=7, goal_radius=0.5``): Goal reward and goal respawn on hand-placed
-states, costs through ``env.step`` and the time limit.
+states, costs through ``env.step`` and the time limit; a suite's substep hook.
 
-Compiled programs: ``arrange`` and ``step`` of the shared env (``tests/env/conftest.py``).
+Compiled programs: ``arrange`` and ``step`` of the shared env (``tests/env/conftest.py``), and (slow)
+the step of a PointGoal1 whose hook counts substeps.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 import pytest
 
 import crax
+from crax.bodies.point import Point
+from crax.suites.base import TaskEnv
+from crax.suites.goal import Goal
 from tests.env.conftest import POINT_GOAL1
 
 GOAL_COMPASS = slice(44, 46)
@@ -214,3 +220,32 @@ def test_point_turns_at_the_servo_rate(point_goal1, command):
 def test_reset_info_holds_only_what_is_read(point_goal1):
     # An unused PRNG key in info (``info["rng"]``) was carried in every state and checkpoint.
     assert set(point_goal1.template.info) == {"task", "steps"}
+
+
+class _CountingSubsteps(Goal):
+    """Goal whose substep hook adds 1 to ``data.userdata[0]`` (a counter the hook alone touches)."""
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        super().build(spec)
+        spec.nuserdata = 1
+
+    def substep(self, model, data, task):
+        return super().substep(model, data, task).replace(userdata=data.userdata.at[0].add(1.0))
+
+
+@pytest.mark.slow  # one more compiled step
+def test_the_substep_hook_runs_once_before_every_physics_substep(point_goal1):
+    """``TaskEnv`` calls ``Suite.substep`` in its substep scan, ``frame_skip`` times a control step
+    (Safety-Gymnasium's Button moves its gremlins with it: tests/env/test_safety_point_button.py).
+    The state is the shared env's hand-placed one with the counter slot added: the model differs
+    only in ``nuserdata``, so only the counting env's step is compiled."""
+    env = TaskEnv(_CountingSubsteps(Point(), 1))
+    state = point_goal1.arrange()
+    state = state.replace(data=state.data.replace(userdata=jnp.zeros(1, jnp.float32)))
+    assert jax.tree.structure(state) == jax.tree.structure(env.state_shapes)
+    assert [(x.shape, x.dtype) for x in jax.tree.leaves(state)] == [
+        (x.shape, x.dtype) for x in jax.tree.leaves(env.state_shapes)]
+    step = jax.jit(env.step)
+    for k in (1, 2):
+        state = step(state, jnp.zeros(env.action_size))
+        assert float(state.data.userdata[0]) == k * env.body.frame_skip

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import mujoco
 import numpy as np
 import pytest
 
@@ -207,27 +206,6 @@ def test_the_gremlins_mocaps_follow_the_clock_at_every_substep(replica):
     got = np.asarray(state.data.mocap_pos)[list(gremlins.mocap_ids)]
     np.testing.assert_allclose(got[:, :2], want, atol=1e-6)
     np.testing.assert_allclose(got[:, 2], gremlins.size, atol=1e-7)
-
-
-class _CountingSubsteps(SafetyButton):
-    """Level-0 Button whose substep hook adds 1 to ``data.userdata[0]`` (a counter the hook alone touches)."""
-
-    def build(self, spec: mujoco.MjSpec) -> None:
-        super().build(spec)
-        spec.nuserdata = 1
-
-    def substep(self, model, data, task):
-        return super().substep(model, data, task).replace(userdata=data.userdata.at[0].add(1.0))
-
-
-@pytest.mark.slow  # one more compiled step, of a level-0 Button
-def test_the_substep_hook_runs_once_before_every_physics_substep():
-    env = TaskEnv(_CountingSubsteps(SafetyGymPoint(), 0))
-    step = jax.jit(env.step)
-    state = jax.jit(env.reset)(jax.random.key(0))
-    for k in (1, 2):
-        state = step(state, jnp.zeros(2))
-        assert float(state.data.userdata[0]) == k * env.body.frame_skip
 
 
 def test_a_crowded_layout_is_drawn_again_until_it_fits():
