@@ -498,12 +498,9 @@ class TaskEnv(Env):
         data = before.replace(ctrl=self.body.ctrl(action))
         task = state.info["task"]
 
-        def substep(d, _):
-            return physics_impl.step(self.mjx_model, self.suite.substep(self.mjx_model, d, task)), None
-
-        data, _ = jax.lax.scan(substep, data, None, length=self.body.frame_skip)
-        if self.suite.forward_after_step:
-            data = mjx.forward(self.mjx_model, data)
+        data = physics_impl.substeps(self.mjx_model, data, self.body.frame_skip,
+                                     before=lambda d: self.suite.substep(self.mjx_model, d, task),
+                                     forward_after=self.suite.forward_after_step)
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
         ctx = self._context(data, tr.task, action)
         costs = self.suite.costs(ctx)

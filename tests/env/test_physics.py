@@ -281,3 +281,40 @@ def test_rolled_rk4_stages_step_as_mjxs_own(monkeypatch):
     monkeypatch.setenv(physics.RK4_STAGES_ENV, "loop")
     with pytest.raises(ValueError, match=r"CRAX_RK4_STAGES='loop' must be one of unrolled, rolled"):
         physics.step(model, data)
+
+
+@pytest.mark.slow  # compiles four small programs, each beside MJX's own steps
+@pytest.mark.parametrize("integrator, stages", [("Euler", "unrolled"), ("implicitfast", "unrolled"),
+                                                ("RK4", "unrolled"), ("RK4", "rolled")])
+def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, stages, monkeypatch):
+    """``physics.substeps(n, before, forward_after=True)``, whose loop holds one forward pass (decision
+    64), computes what ``before`` then ``mjx.step``, n times, then ``mjx.forward`` compute (to float32
+    rounding: XLA may fuse the operations of the two programs differently); ``before`` runs before every step and not before the final forward pass (the final
+    ``ctrl`` is the one it set at the last step's time, not at the end's)."""
+    monkeypatch.setenv(physics.RK4_STAGES_ENV, stages)
+    xml = RK4_MODEL.replace('integrator="RK4"', f'integrator="{integrator}"')
+    model = mjx.put_model(mujoco.MjModel.from_xml_string(xml), impl="jax")
+    data = mjx.make_data(model)
+    n = 4
+
+    def before(d):  # a clock-driven control, as Safety-Gymnasium's gremlins move with the clock
+        return d.replace(ctrl=1.0 + jnp.sin(7.0 * d.time)[None])
+
+    def by_hand(d):
+        d = jax.lax.scan(lambda d, _: (mjx.step(model, before(d)), None), d, None, n)[0]
+        return mjx.forward(model, d)
+
+    def rollout(control_step):
+        def body(d, _):
+            d = control_step(d)
+            return d, (d.qpos, d.qvel, d.act, d.qacc, d.ctrl)
+
+        return jax.jit(lambda d: jax.lax.scan(body, d, None, 10)[1])(data)
+
+    ours = rollout(lambda d: physics.substeps(model, d, n, before=before, forward_after=True))
+    theirs = rollout(by_hand)
+    last_step_time = (10 * n - 1) * model.opt.timestep
+    np.testing.assert_allclose(theirs[4][-1], 1.0 + np.sin(7.0 * last_step_time), rtol=1e-5)
+    assert float(theirs[0][-1, 2]) < 0.3 and float(theirs[2][-1, 0]) > 0.1  # it fell and the activation rose
+    # float32 rounding, relative to each quantity's scale (the light hinge's qacc reaches hundreds)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * np.abs(b).max()), ours, theirs)
