@@ -260,61 +260,57 @@ qpos on a free joint (a quaternion) and a hinge, qvel and act. No contact: the s
 forward pass either way, and a collision would only lengthen both compiles."""
 
 
-@pytest.mark.slow  # compiles MJX's own RK4 step beside the rolled one
-def test_rolled_rk4_stages_step_as_mjxs_own(monkeypatch):
-    """``CRAX_RK4_STAGES=rolled`` (the tests' setting, tests/conftest.py) computes MJX's RK4 step, to
-    float32 rounding: XLA may fold the tableau's constants into the unrolled stages, not into the loop's.
-    A value outside ``unrolled, rolled`` is an error naming both."""
-    model = mjx.put_model(mujoco.MjModel.from_xml_string(RK4_MODEL), impl="jax")
-    data = mjx.make_data(model).replace(ctrl=jnp.ones(1))
-
-    def rollout(physics_step):
-        return jax.jit(lambda d: jax.lax.scan(lambda d, _: (physics_step(model, d), (d.qpos, d.qvel, d.act)),
-                                              d, None, 40)[1])(data)
-
-    monkeypatch.setenv(physics.RK4_STAGES_ENV, "rolled")
-    rolled, unrolled = rollout(physics.step), rollout(mjx.step)
-    assert float(unrolled[0][-1, 2]) < 0.0 and float(unrolled[2][-1, 0]) > 0.5  # it fell and the activation rose
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), rolled, unrolled)
+def test_rk4_stages_name_their_valid_values(monkeypatch):
     monkeypatch.setenv(physics.RK4_STAGES_ENV, "unrolled")
     assert physics.rk4_stages() == "unrolled"
     monkeypatch.setenv(physics.RK4_STAGES_ENV, "loop")
     with pytest.raises(ValueError, match=r"CRAX_RK4_STAGES='loop' must be one of unrolled, rolled"):
-        physics.step(model, data)
+        physics.rk4_stages()
 
 
-@pytest.mark.slow  # compiles four small programs, each beside MJX's own steps
-@pytest.mark.parametrize("integrator, stages", [("Euler", "unrolled"), ("implicitfast", "unrolled"),
-                                                ("RK4", "unrolled"), ("RK4", "rolled")])
-def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, stages, monkeypatch):
-    """``physics.substeps(n, before, forward_after=True)``, whose loop holds one forward pass (decision
-    64), computes what ``before`` then ``mjx.step``, n times, then ``mjx.forward`` compute (to float32
-    rounding: XLA may fuse the operations of the two programs differently); ``before`` runs before every step and not before the final forward pass (the final
-    ``ctrl`` is the one it set at the last step's time, not at the end's)."""
-    monkeypatch.setenv(physics.RK4_STAGES_ENV, stages)
+@pytest.mark.slow  # compiles two to four small programs, MJX's own steps among them
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast", "RK4"])
+def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, monkeypatch):
+    """``physics.substeps(n, before, forward_after)``, whose loop holds one forward pass (decision 64),
+    computes what ``before`` then ``mjx.step``, n times, then (``forward_after``) ``mjx.forward``
+    compute, to float32 rounding (XLA may fuse the two programs' operations differently); for RK4
+    with MJX's unrolled stages and with ``CRAX_RK4_STAGES=rolled`` (decision 63: the tests' setting,
+    which :func:`physics.step` follows too). ``before`` runs before every step and not before the final
+    forward pass: the final ``ctrl`` is the one it set at the last step's time, not at the end's."""
     xml = RK4_MODEL.replace('integrator="RK4"', f'integrator="{integrator}"')
     model = mjx.put_model(mujoco.MjModel.from_xml_string(xml), impl="jax")
     data = mjx.make_data(model)
-    n = 4
+    n, control_steps = 4, 10
 
     def before(d):  # a clock-driven control, as Safety-Gymnasium's gremlins move with the clock
         return d.replace(ctrl=1.0 + jnp.sin(7.0 * d.time)[None])
 
-    def by_hand(d):
-        d = jax.lax.scan(lambda d, _: (mjx.step(model, before(d)), None), d, None, n)[0]
-        return mjx.forward(model, d)
+    def record(d):
+        return d.qpos, d.qvel, d.act, d.qacc, d.ctrl
 
     def rollout(control_step):
         def body(d, _):
-            d = control_step(d)
-            return d, (d.qpos, d.qvel, d.act, d.qacc, d.ctrl)
+            d, stepped = control_step(d)
+            return d, (record(d), record(stepped))
 
-        return jax.jit(lambda d: jax.lax.scan(body, d, None, 10)[1])(data)
+        return jax.jit(lambda d: jax.lax.scan(body, d, None, control_steps)[1])(data)
 
-    ours = rollout(lambda d: physics.substeps(model, d, n, before=before, forward_after=True))
-    theirs = rollout(by_hand)
-    last_step_time = (10 * n - 1) * model.opt.timestep
+    def by_hand(d):
+        stepped = jax.lax.scan(lambda d, _: (mjx.step(model, before(d)), None), d, None, n)[0]
+        return mjx.forward(model, stepped), stepped
+
+    theirs, theirs_stepped = rollout(by_hand)
+    last_step_time = (control_steps * n - 1) * model.opt.timestep
     np.testing.assert_allclose(theirs[4][-1], 1.0 + np.sin(7.0 * last_step_time), rtol=1e-5)
     assert float(theirs[0][-1, 2]) < 0.3 and float(theirs[2][-1, 0]) > 0.1  # it fell and the activation rose
-    # float32 rounding, relative to each quantity's scale (the light hinge's qacc reaches hundreds)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * np.abs(b).max()), ours, theirs)
+
+    def close(ours, theirs):  # float32 rounding, relative to each quantity's scale (the hinge's qacc reaches hundreds)
+        jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * np.abs(b).max()), ours, theirs)
+
+    for stages in ("unrolled", "rolled") if integrator == "RK4" else ("unrolled",):
+        monkeypatch.setenv(physics.RK4_STAGES_ENV, stages)
+        ours = rollout(lambda d: (physics.substeps(model, d, n, before=before, forward_after=True),) * 2)[0]
+        close(ours, theirs)
+    if integrator == "RK4":  # rolled, without the forward pass after: what the Velocity tasks and crax bench run
+        ours = rollout(lambda d: (jax.lax.scan(lambda d, _: (physics.step(model, before(d)), None), d, None, n)[0],) * 2)[0]
+        close(ours, theirs_stepped)
