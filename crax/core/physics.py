@@ -120,9 +120,9 @@ def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
 
 
 RK4_STAGES_ENV = "CRAX_RK4_STAGES"
-"""Environment variable: how an RK4 model's three intermediate stages are compiled, ``unrolled``
-(the default: MJX's own ``rungekutta4``) or ``rolled`` (:func:`_rk4_substeps`; decisions 63, 64). Read when a step
-is traced."""
+"""Environment variable: how an RK4 model's steps are compiled, ``unrolled`` (the default: MJX's own
+``rungekutta4``, its three stages unrolled) or ``rolled`` (:func:`_rk4_substeps`: the step's forward pass
+and its stages' as iterations of one loop; decisions 63, 64). Read when a step is traced."""
 
 RK4_STAGES = ("unrolled", "rolled")
 
@@ -132,8 +132,8 @@ def rk4_stages() -> str:
     value = os.environ.get(RK4_STAGES_ENV, "unrolled").strip().lower()
     if value not in RK4_STAGES:
         raise ValueError(f"environment variable {RK4_STAGES_ENV}={os.environ[RK4_STAGES_ENV]!r} must be one of "
-                         f"{', '.join(RK4_STAGES)}: unrolled is MJX's own RK4 step, rolled runs its three "
-                         f"stages in a loop (the same arithmetic, faster to compile)")
+                         f"{', '.join(RK4_STAGES)}: unrolled is MJX's own RK4 step, rolled runs its forward "
+                         f"passes in one loop (the same arithmetic, faster to compile)")
     return value
 
 
