@@ -24,6 +24,7 @@ from gymnasium.vector import AutoresetMode
 import crax
 import crax.gymnasium as cg
 from crax.gymnasium import safety
+from tests import trees
 
 TAU, WEIGHT, LENGTH = 0.01, 2.0, 4
 VELOCITY = dict(episode_length=LENGTH, velocity_threshold=TAU, cost_weight=WEIGHT)
@@ -52,7 +53,7 @@ def vector_env() -> cg.CraxVectorEnv:
 
 def row(state: crax.State, i: int) -> crax.State:
     """Env ``i`` of a batched state, without the vector env's auto-reset entries."""
-    one = jax.tree.map(lambda x: x[i], state)
+    one = trees.take(state, i)
     return one.replace(info={k: v for k, v in one.info.items() if k not in ("autoreset_key", "final_obs")})
 
 

@@ -32,6 +32,7 @@ from crax.cli import eval as eval_cli  # noqa: E402
 from crax.learners import PPOLag  # noqa: E402
 from crax.learners.trainer import Trainer  # noqa: E402
 from crax.runs import checkpoint as ckpt  # noqa: E402
+from tests import trees  # noqa: E402
 from tests.learners.conftest import tiny  # noqa: E402
 from tests.learners.toy_env import ToyEnv  # noqa: E402
 
@@ -74,7 +75,7 @@ def centroid(mask):
 
 
 def frame0(states):
-    return jax.tree.map(lambda x: x[0], states)
+    return trees.take(states, 0)
 
 
 # ---- frames ---------------------------------------------------------------------------------------
@@ -118,10 +119,10 @@ def test_trajectory_list_and_single_states_give_the_same_frames():
     np.testing.assert_array_equal(np.asarray(states.info["steps"]), np.arange(STEPS + 1))
     frames = render.render(env, states, camera="top", width=W, height=H)
     assert frames.shape == (STEPS + 1, H, W, 3)
-    as_list = render.render(env, [jax.tree.map(lambda x, t=t: x[t], states) for t in range(STEPS + 1)],
+    as_list = render.render(env, [trees.take(states, t) for t in range(STEPS + 1)],
                             camera="top", width=W, height=H)
     np.testing.assert_array_equal(frames, as_list)
-    np.testing.assert_array_equal(frames[2], render.render(env, jax.tree.map(lambda x: x[2], states),
+    np.testing.assert_array_equal(frames[2], render.render(env, trees.take(states, 2),
                                                            camera="top", width=W, height=H))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import crax
+from tests import trees
 from tests.env import c_forward
 from tests.env.conftest import compiled, host, step_from
 
@@ -61,7 +62,7 @@ class Legged:
         for q in np.asarray(qpos):
             data = env._data0.replace(qpos=env._data0.qpos.at[slice(*env.body.qpos_adr)].set(q))
             rows.append(c_forward.forward(env, data))
-        return jax.tree.map(lambda *x: jnp.stack(x), *rows)
+        return trees.stack(rows)
 
     def agent_geoms(self) -> list[str]:
         """Names of the agent's collidable geoms (without the ``agent/`` prefix)."""

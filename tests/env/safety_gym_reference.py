@@ -26,6 +26,7 @@ from crax.core.mjx import mjx
 from crax.gymnasium.env import action_box, observation_box
 from crax.objects.push_box import PushBox
 from crax.objects.vases import Vases
+from tests import trees
 from tests.env import c_forward
 
 TURNED = (Vases, PushBox)
@@ -110,9 +111,9 @@ class Replica:
         data, task = draw(keys)
         states = []
         for i in range(len(keys)):
-            data_i, task_i = jax.tree.map(lambda x, i=i: x[i], (data, task))
+            data_i, task_i = trees.take((data, task), i)
             states.append(self._observe(self._forward(data_i), task_i))
-        return jax.tree.map(lambda *x: jnp.stack(x), *states)
+        return trees.stack(states)
 
     def _forward(self, data):
         return self._mjx_forward(data) if self.engine == "mjx" else c_forward.forward(self.env, data)

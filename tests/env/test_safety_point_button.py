@@ -20,6 +20,7 @@ from crax.gymnasium import safety as safety_gymnasium
 from crax.objects.placement import layout_fits, sample_fitting_layout, sample_layout
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyButton
+from tests import trees
 from tests.env.safety_gym_reference import ButtonReplica, assert_spaces, case, cost_terms
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -248,7 +249,7 @@ def test_nothing_costs_after_a_fresh_reset_at_rest(replica):
     """20 rest steps from a fresh level-1 draw (its step is compiled for the rollouts; level 2's is not
     compiled at all, :data:`ROLLOUT_LEVELS`): the gremlins circle clear of the agent, nothing touches
     a button, nothing costs."""
-    state = jax.tree.map(lambda x: x[0], replica.resets(jax.random.split(jax.random.key(3), 1)))
+    state = trees.take(replica.resets(jax.random.split(jax.random.key(3), 1)), 0)
     for _ in range(20):
         state = replica.step(state, jnp.zeros(2))
         assert float(state.cost) == 0.0 and not any(cost_terms(state).values())

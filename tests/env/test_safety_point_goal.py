@@ -19,6 +19,7 @@ from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.safety.make_args import resolve_id
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyGoal
+from tests import trees
 from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 
 SENSOR_ATOL = 1e-4
@@ -153,7 +154,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     assert np.all(gaps[:, off_diagonal] >= -1e-6)  # the tasks are easy enough that every draw fits
     assert len({tuple(np.round(p[1], 4)) for p in points}) == len(points)  # a fresh goal every episode
     assert np.all(np.asarray(states.cost) == 0)
-    state = jax.tree.map(lambda x: x[0], states)
+    state = trees.take(states, 0)
     for _ in range(20):  # at rest nothing costs: the vases settle below Safety-Gymnasium's 1e-4 m/s threshold
         state = replica.step(state, jnp.zeros(2))
         assert float(state.cost) == 0.0 and not any(cost_terms(state).values())

@@ -23,6 +23,7 @@ from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.registration import register_envs
 from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyPush
+from tests import trees
 from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 
 SENSOR_ATOL = 1e-4
@@ -231,7 +232,7 @@ def test_resets_draw_fresh_layouts_within_safety_gymnasiums_constraints(replica)
     yaw = 2 * np.arctan2(quat[:, 3], quat[:, 0]) % (2 * np.pi)
     assert len(np.unique(np.round(yaw, 4))) == len(yaw)  # a random yaw each, as Safety-Gymnasium turns it
     assert np.all(np.asarray(states.cost) == 0)
-    state = jax.tree.map(lambda x: x[0], states)
+    state = trees.take(states, 0)
     start = np.asarray(box.position(state.data))
     for _ in range(20):  # at rest nothing costs and the box settles where it was put
         state = replica.step(state, jnp.zeros(2))
