@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import copy
 import dataclasses
+import functools
 import importlib
 import math
 import os
@@ -340,6 +341,13 @@ def first_episode(states: State) -> State:
     """The trajectory up to and including its first step with ``done`` (all of it if none)."""
     done = np.flatnonzero(np.asarray(jax.device_get(states.done)).reshape(-1)[1:] > 0)
     end = int(done[0]) + 2 if done.size else int(np.shape(states.done)[0])
+    return _head(states, end)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _head(states: State, end: int) -> State:
+    # one program per trajectory length; sliced leaf by leaf outside a jit, each leaf shape compiled
+    # a program of its own (about 150 for an MJX Data) the first time
     return jax.tree.map(lambda x: x[:end], states)
 
 

@@ -20,6 +20,7 @@ from crax.core import physics
 from crax.core.env import Env, State, Vmap, wrap_for_training
 from crax.core.mjx import mjx
 from crax.learners.loop import default_devices
+from tests import trees
 
 ENV_ID = "PointCircle1"
 
@@ -227,7 +228,7 @@ def test_the_default_physics_is_unchanged_mjx_jax():
 
     # One step of the env against MJX's own step on the env's model: the same qpos, bit for bit.
     model = mjx.put_model(plain.mj_model, impl="jax")
-    s0 = jax.tree.map(lambda x: x[0, 0], a)
+    s0 = trees.take(trees.take(a, 0), 0)
     action = actions[1, 0]
 
     def by_hand(d):
