@@ -236,8 +236,8 @@ def _host_leaves(tree: Any) -> Any:
 
 
 def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:
-    """The fields a frame needs, as host arrays with a leading time axis, the task state (as
-    given) and whether it was one state."""
+    """The fields a frame needs, as host arrays with a leading time axis, the task state (as given;
+    of a list of states, stacked on the host without its PRNG keys) and whether it was one state."""
     names = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat")
     if isinstance(states, Sequence) and not isinstance(states, State):
         if not states:

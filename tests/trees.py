@@ -1,9 +1,9 @@
 """Indexing and stacking whole pytrees (an MJX ``Data``, a ``State``) as one compiled program each.
 
-Done leaf by leaf outside a jit, ``x[i]`` and ``jnp.stack`` compile one small program per leaf
-shape: a Safety-Gymnasium state has about 150 leaves, and a test that unstacked and restacked a
-batch of resets spent 4-6 s compiling them (session 24's probe: 71 s over the suite). One jit over
-the tree compiles once per tree structure and shapes, for every index.
+Done leaf by leaf outside a jit, ``x[i]`` compiles one small program per leaf shape (a
+Safety-Gymnasium state has about 100-150 leaves): taking one env of a batch of SafetyPointGoal2
+draws cost 3.3-4.4 s cold that way, 0.6-0.7 s as one program, which then serves every index.
+Stacking 32 states costs about 2.2 s either way (session 24); :func:`stack` keeps the two symmetric.
 """
 
 from __future__ import annotations
