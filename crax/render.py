@@ -43,6 +43,7 @@ import numpy as np
 
 from crax.core import palette
 from crax.core.env import Env, State
+from crax.devices.distributed import is_key
 
 CAMERAS = ("track", "top")
 """Valid ``camera`` names: ``track`` follows the agent's torso from behind and above; ``top`` looks
@@ -232,7 +233,7 @@ def _camera(scene: _Scene, camera: str, width: int, height: int) -> mujoco.MjvCa
 
 def _host_leaves(tree: Any) -> Any:
     """``tree`` without its PRNG keys (which have no host array), for :func:`jax.device_get`."""
-    return jax.tree.map(lambda x: None if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x, tree)
+    return jax.tree.map(lambda x: None if is_key(x) else x, tree)
 
 
 def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:

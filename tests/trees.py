@@ -27,8 +27,8 @@ def _stack(trees):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
-def take(tree: T, i: int) -> T:
-    """Entry ``i`` of every leaf's leading axis (``jax.tree.map(lambda x: x[i], tree)``)."""
+def take(tree: T, i: int | tuple[int, ...]) -> T:
+    """Entry ``i`` of every leaf's leading axis, or axes for a tuple (``jax.tree.map(lambda x: x[i], tree)``)."""
     return _take(tree, i)
 
 
