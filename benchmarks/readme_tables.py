@@ -28,6 +28,8 @@ are never typed by hand. Tables:
   each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
   Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
   ``bench_envs_gpu.jsonl``.
+- ``xla-flags``: ``xla_flags.jsonl`` (the latest sitting) written by ``benchmarks/xla_flags.py``: env and
+  training steps/s under each XLA flag set against XLA's defaults.
 """
 
 from __future__ import annotations
@@ -234,7 +236,35 @@ def sg_transfer_table() -> str:
     return "\n".join(lines)
 
 
+def xla_flags_table() -> str:
+    path = RESULTS / "xla_flags.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not rows:
+        return "No sitting in `xla_flags.jsonl` yet; `python benchmarks/xla_flags.py` on a quiet machine fills this table."
+    sitting = max(r["sitting"] for r in rows)
+    same = [r for r in rows if r["sitting"] == sitting]
+    flag_sets = sorted({r["xla_flags"] for r in same}, key=lambda f: (f != "", f))
+    base, others = flag_sets[0], flag_sets[1:]
+    by = {(r["xla_flags"], r["env"], r["num_envs"]): r.get("train_steps_per_s", r.get("env_steps_per_s")) for r in same}
+
+    def label(flags: str) -> str:
+        return f"`{flags}`" if flags else "XLA's defaults"
+
+    lines = [f"| what | N | {label(base)} steps/s | " + " | ".join(f"{label(f)} steps/s | speed-up" for f in others) + " |",
+             "|---|---|---|" + "---|---|" * len(others)]
+    for env, n in sorted({(r["env"], r["num_envs"]) for r in same}, key=lambda k: (k[0].startswith("train"), k)):
+        b = by.get((base, env, n))
+        cells = [f"{v:,} | {v / b:.2f}×" if (v := by.get((f, env, n))) and b else "– | –" for f in others]
+        lines.append(f"| {env} | {n} | {b:,} | " + " | ".join(cells) + " |")
+    r0 = same[0]
+    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, {r0['cpu']}, {r0['cpu_count']} cores), best of "
+                 f"{r0['rounds']} alternating rounds, load {r0['load_1min'][0]:.1f}–{r0['load_1min'][1]:.1f}.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
+    if name == "xla-flags":
+        return xla_flags_table()
     if name == "bench-envs":
         return bench_envs_table()
     if name == "tau":
@@ -261,7 +291,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

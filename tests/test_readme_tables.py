@@ -28,7 +28,7 @@ def test_the_tables_are_where_the_pages_show_them():
              for p in tables.pages()}
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
-    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024"} <= names["docs/performance.md"]
+    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
     every = set().union(*names.values())
     for stem in ("sweep_bounds_PointGoal1", "curriculum_PointGoal3", "budgets_PointGoal2"):
