@@ -52,12 +52,24 @@ def pages() -> list[Path]:
     return [README, *sorted(DOCS.glob("*.md"))]
 
 
+def _rows(name: str, *, optional: bool = False) -> list[dict]:
+    """The rows of ``benchmarks/results/<name>`` (JSON lines), oldest first; ``[]`` for a missing
+    ``optional`` file (a table that says no sitting has filled it yet)."""
+    path = RESULTS / name
+    if optional and not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _minute(sitting: str) -> str:
+    """A sitting's ISO time stamp to the minute, as the tables print it (``2026-11-29 14:36``)."""
+    return sitting[:16].replace("T", " ")
+
+
 def bench_envs_table() -> str:
     rows: dict[tuple[str, int], dict] = {}
-    for line in (RESULTS / "bench_envs.jsonl").read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            rows[(r["env"], r["num_envs"])] = r  # the latest measurement wins
+    for r in _rows("bench_envs.jsonl"):
+        rows[(r["env"], r["num_envs"])] = r  # the latest measurement wins
     by_env: dict[str, dict[int, dict]] = defaultdict(dict)
     for (env, n), r in rows.items():
         by_env[env][n] = r
@@ -116,10 +128,8 @@ def tau_table() -> str:
 
 def gym_vector_table() -> str:
     rows: dict[tuple[str, int], dict] = {}
-    for line in (RESULTS / "gym_vector.jsonl").read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            rows[(r["env"], r["num_envs"])] = r
+    for r in _rows("gym_vector.jsonl"):
+        rows[(r["env"], r["num_envs"])] = r
     lines = ["| env | N | Gymnasium vector env steps/s | crax native steps/s | Gymnasium / native | load (1 min) |",
              "|---|---|---|---|---|---|"]
     for (env, n), r in sorted(rows.items()):
@@ -129,7 +139,7 @@ def gym_vector_table() -> str:
 
 
 def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
-    rows = [json.loads(line) for line in (RESULTS / source).read_text().splitlines() if line.strip()]
+    rows = _rows(source)
     sittings = [r["sitting"] for r in rows if r.get("sitting") and r["env"] == base and r["num_envs"] == n]
     if not sittings:
         raise ValueError(f"{source} has no sitting that measured {base} at N={n}")
@@ -141,7 +151,7 @@ def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
     for env, r in sorted(same.items(), key=lambda kv: (kv[0] != base, kv[0])):
         lines.append(f"| {env} | {r['env_steps_per_s']:,} | {ref / r['env_steps_per_s']:.2f}× | "
                      f"{ref_physics / r['physics_steps_per_s']:.2f}× | {r['ratio']:.2f}× |")
-    lines.append(f"\nOne sitting ({sittings[-1][:16].replace('T', ' ')} UTC, {same[base]['devices']}{_cpu(same[base])}), "
+    lines.append(f"\nOne sitting ({_minute(sittings[-1])} UTC, {same[base]['devices']}{_cpu(same[base])}), "
                  f"load {min(loads):.1f}–{max(loads):.1f}.")
     return "\n".join(lines)
 
@@ -151,9 +161,7 @@ CEILING_COMMAND = ("python benchmarks/bench_envs.py --envs PointGoal1 AntGoal1 H
 
 
 def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
-    path = RESULTS / source
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-    rows = [r for r in rows if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
+    rows = [r for r in _rows(source, optional=True) if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
     if not rows:
         return (f"No sitting in `{source}` has measured the C MuJoCo ceiling at N={n} yet; "
                 f"`{CEILING_COMMAND.format(n=n)}` on a quiet machine fills this table.")
@@ -167,13 +175,13 @@ def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
         lines.append(f"| {r['body']} | {env} | {r['env_steps_per_s']:,} | {r['ceiling_steps_per_s']:,}{stopped} | "
                      f"{r['ceiling_ratio']:.2f}× |")
     any_row = next(iter(same.values()))
-    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, crax on {any_row['devices']}{_cpu(any_row)}, C MuJoCo on "
+    lines.append(f"\nOne sitting ({_minute(sitting)} UTC, crax on {any_row['devices']}{_cpu(any_row)}, C MuJoCo on "
                  f"{'/'.join(map(str, threads))} CPU threads), load {min(loads):.1f}–{max(loads):.1f}.")
     return "\n".join(lines)
 
 
 def throughput_table(tag: str) -> str:
-    rows = [json.loads(line) for line in (RESULTS / "throughput.jsonl").read_text().splitlines() if line.strip()]
+    rows = _rows("throughput.jsonl")
     rows = [r for r in rows if r.get("tag") == tag]
     if not rows:
         raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
@@ -191,7 +199,7 @@ def throughput_table(tag: str) -> str:
 
 
 def sg_speed_table() -> str:
-    rows = [json.loads(line) for line in (RESULTS / "sg_speed.jsonl").read_text().splitlines() if line.strip()]
+    rows = _rows("sg_speed.jsonl")
     latest = {r["id"]: r for r in rows}  # each id's latest sitting; its ratios are within that sitting
     rows = list(latest.values())
     labels = {sitting: chr(ord("A") + i) for i, sitting in enumerate(dict.fromkeys(r["sitting"] for r in rows))}
@@ -220,7 +228,7 @@ def sg_speed_table() -> str:
     for sitting, label in labels.items():
         group = [r for r in rows if r["sitting"] == sitting]
         loads = [x for r in group for x in r["load_1min"]]
-        lines.append(f"Sitting {label}: {sitting[:16].replace('T', ' ')} UTC, {group[0]['cpu_count']} cores, "
+        lines.append(f"Sitting {label}: {_minute(sitting)} UTC, {group[0]['cpu_count']} cores, "
                      f"{group[0].get('cpu', '')}, crax on one CPU device, load {min(loads):.1f}–{max(loads):.1f}.  ")
     lines.append("Each row's rates were taken in one sitting; compare rows of different sittings by their ratios only. "
                  "\"On all cores\" counts one Safety-Gymnasium process per core, each at the one-core rate.")
@@ -237,8 +245,7 @@ def sg_transfer_table() -> str:
 
 
 def xla_flags_table() -> str:
-    path = RESULTS / "xla_flags.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = _rows("xla_flags.jsonl", optional=True)
     if not rows:
         return "No sitting in `xla_flags.jsonl` yet; `python benchmarks/xla_flags.py` on a quiet machine fills this table."
     sitting = max(r["sitting"] for r in rows)
@@ -257,7 +264,7 @@ def xla_flags_table() -> str:
         cells = [f"{v:,} | {v / b:.2f}×" if (v := by.get((f, env, n))) and b else "– | –" for f in others]
         lines.append(f"| {env} | {n} | {b:,} | " + " | ".join(cells) + " |")
     r0 = same[0]
-    lines.append(f"\nOne sitting ({sitting[:16].replace('T', ' ')} UTC, {r0['cpu']}, {r0['cpu_count']} cores), best of "
+    lines.append(f"\nOne sitting ({_minute(sitting)} UTC, {r0['cpu']}, {r0['cpu_count']} cores), best of "
                  f"{r0['rounds']} alternating rounds, load {r0['load_1min'][0]:.1f}–{r0['load_1min'][1]:.1f}.")
     return "\n".join(lines)
 
