@@ -30,6 +30,9 @@ are never typed by hand. Tables:
   ``bench_envs_gpu.jsonl``.
 - ``xla-flags``: ``xla_flags.jsonl`` (the latest sitting) written by ``benchmarks/xla_flags.py``: env and
   training steps/s under each XLA flag set against XLA's defaults.
+- ``off-policy-layouts-<ENV>``: ``off_policy_layouts.jsonl`` (the latest sitting on ENV) written by
+  ``benchmarks/off_policy_layouts.py``: each layout's steps/s and its final return and cost after the
+  same wall-clock budget of training.
 """
 
 from __future__ import annotations
@@ -269,7 +272,35 @@ def xla_flags_table() -> str:
     return "\n".join(lines)
 
 
+def off_policy_layouts_table(env: str) -> str:
+    rows = [r for r in _rows("off_policy_layouts.jsonl", optional=True) if r["env"] == env]
+    if not rows:
+        return (f"No sitting on {env} in `off_policy_layouts.jsonl` yet; `python benchmarks/off_policy_layouts.py "
+                f"--env {env}` fills this table.")
+    sitting = max(r["sitting"] for r in rows)
+    same = [r for r in rows if r["sitting"] == sitting]
+    lines = ["| envs × steps | updates × batch | replay ratio | env steps/s | env steps | return | cost |",
+             "|---|---|---|---|---|---|---|"]
+
+    def spread(v: list[float]) -> str:
+        return f"{sum(v) / len(v):.1f} ({min(v):.1f}–{max(v):.1f})"
+
+    for r in same:
+        lines.append(f"| {r['num_envs']} × {r['unroll_length']} | {r['updates_per_iteration']} × {r['batch_size']} | "
+                     f"{r['replay_ratio']:g} | {r['steps_per_s']:,} | {r['env_steps']:,} | {spread(r['return'])} | "
+                     f"{spread(r['cost'])} |")
+    r0, loads = same[0], [r["load_1min"] for r in same]
+    lines.append(f"\n`{r0['learner']}` on {env}, one sitting ({_minute(sitting)} UTC, {r0['cpu']}, {r0['cpu_count']} "
+                 f"cores, load {min(loads):.1f}–{max(loads):.1f}): {r0['budget_s']:g} s of training per layout (compile "
+                 f"and evaluations excluded), {r0['num_seeds']} seeds trained together, everything else at the learner's "
+                 f"defaults. Env steps are per seed; return and cost are the last evaluation's ({r0['eval_policy']} "
+                 f"policy), the mean over seeds with their range; the bound is {r0['safety_bound']:g}.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
+    if name.startswith("off-policy-layouts-"):
+        return off_policy_layouts_table(name.removeprefix("off-policy-layouts-"))
     if name == "xla-flags":
         return xla_flags_table()
     if name == "bench-envs":
@@ -298,7 +329,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

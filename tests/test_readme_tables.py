@@ -1,7 +1,10 @@
 """The result tables of README.md and docs/*.md are generated from ``benchmarks/results/`` (never typed by hand)."""
 
 import importlib.util
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +33,7 @@ def test_the_tables_are_where_the_pages_show_them():
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
     assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
+    assert {"off-policy-layouts-PointGoal1", "off-policy-layouts-AntVelocity1"} <= names["docs/learners.md"]
     every = set().union(*names.values())
     for stem in ("sweep_bounds_PointGoal1", "curriculum_PointGoal3", "budgets_PointGoal2"):
         assert f"md-{stem}" in every
@@ -92,3 +96,44 @@ def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_pa
     assert lines[5] == "One sitting (2026-02-01 10:00 UTC, crax on 2 cpu, C MuJoCo on 2 CPU threads), load 1.5–1.5."
     bench = tables.render("bench-envs").splitlines()  # rows with and without the ceiling fields alike
     assert any(line.startswith("| Point | PointGoal1 | 1,000 |") for line in bench)
+
+
+def test_off_policy_layouts_table_shows_the_latest_sitting_on_its_env(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(env, layout, ret, cost, sitting):
+        e, u, n, b = map(int, layout.split("x"))
+        return {"env": env, "learner": "sac-lag", "layout": layout, "num_envs": e, "unroll_length": u,
+                "updates_per_iteration": n, "batch_size": b, "replay_ratio": n * b / (e * u), "num_seeds": 2,
+                "budget_s": 240.0, "env_steps": 1000 * e, "steps_per_s": 20 * e, "return": ret, "cost": cost,
+                "safety_bound": 25.0, "eval_policy": "stochastic", "cpu": "cpu", "cpu_count": 2, "load_1min": 1.25,
+                "sitting": sitting}
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    assert tables.render("off-policy-layouts-PointGoal1").startswith("No sitting on PointGoal1")  # no file yet
+    rows = [row("PointGoal1", "64x4x8x512", [1.0, 3.0], [10.0, 30.0], "2026-01-01T10:00:00"),
+            row("PointGoal1", "256x4x8x512", [5.0, 7.0], [0.0, 2.0], "2026-02-01T10:00:00"),
+            row("AntVelocity1", "256x4x8x512", [100.0, 100.0], [0.0, 0.0], "2026-03-01T10:00:00")]
+    (tmp_path / "off_policy_layouts.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lines = tables.render("off-policy-layouts-PointGoal1").splitlines()
+    assert lines[2] == "| 256 × 4 | 8 × 512 | 4 | 5,120 | 256,000 | 6.0 (5.0–7.0) | 1.0 (0.0–2.0) |"
+    assert len(lines) == 5 and lines[4].startswith("`sac-lag` on PointGoal1, one sitting (2026-02-01 10:00 UTC, cpu, 2 cores")
+    assert "240 s of training per layout" in lines[4] and "the bound is 25" in lines[4]
+
+
+def test_off_policy_layouts_refuses_a_malformed_layout(monkeypatch):
+    spec = importlib.util.spec_from_file_location("off_policy_layouts", ROOT / "benchmarks" / "off_policy_layouts.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    assert module.parse_layout("256x4x8x512") == {"num_envs": 256, "unroll_length": 4, "updates_per_iteration": 8,
+                                                  "batch_size": 512}
+    for bad in ("256x4x8", "256x0x8x512", "256x4xeightx512"):
+        with pytest.raises(SystemExit, match="is not ENVSxUNROLLxUPDATESxBATCH"):
+            module.parse_layout(bad)
+    from crax.learners import SACLag
+
+    assert module.parse_overrides(("init_alpha=0.01", "n_step=3"), SACLag.Config) == {"init_alpha": 0.01, "n_step": 3}
+    with pytest.raises(SystemExit, match="'alpha=1': not FIELD=VALUE with a field of SACLagConfig; its fields: .*init_alpha"):
+        module.parse_overrides(("alpha=1",), SACLag.Config)

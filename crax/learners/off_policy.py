@@ -76,8 +76,9 @@ class OffPolicyConfig(ConstraintConfig, RunConfig):
     """Consecutive steps each env runs per iteration."""
     batch_size: int = ranged(512, ge=1, integer=True)
     """Transitions per gradient step."""
-    updates_per_iteration: int = ranged(8, ge=1, integer=True)
-    """Gradient steps per iteration (the update-to-data ratio is this × batch_size / (num_envs × unroll_length))."""
+    updates_per_iteration: int = ranged(16, ge=1, integer=True)
+    """Gradient steps per iteration (the update-to-data ratio is this × batch_size / (num_envs × unroll_length));
+    16 by measurement (docs/learners.md, decision 66)."""
     n_step: int = ranged(1, ge=1, integer=True)
     """n of the n-step returns (within an iteration's rollout: the last steps of it use fewer)."""
     buffer_size: int = ranged(1_000_000, ge=1, integer=True)

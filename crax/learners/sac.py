@@ -19,8 +19,8 @@ from crax.learners.off_policy import OffPolicyConfig, OffPolicyLearner, value_an
 class SACFields:
     """SAC's own fields."""
 
-    init_alpha: float = ranged(1.0, gt=0)
-    """Initial temperature α of the entropy term."""
+    init_alpha: float = ranged(0.1, gt=0)
+    """Initial temperature α of the entropy term (0.1 by measurement: docs/learners.md, decision 66)."""
     target_entropy: float | None = ranged(None, optional=True)
     """Entropy the temperature is tuned towards; None: −(action size), Haarnoja et al.'s choice."""
 
