@@ -15,6 +15,7 @@ from flax import nnx
 from crax import runs
 from crax.learners import (
     PPOPID,
+    SAC,
     SACPID,
     TD3,
     TD3PID,
@@ -260,3 +261,18 @@ def test_a_replay_buffer_that_cannot_fit_is_refused_naming_the_buffer(tmp_path):
     with pytest.raises(ValueError, match="a replay buffer of 1,099,511,627,776 transitions.*lower --buffer-size"):
         runs.train(SACLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow  # two learning runs of 38,400 steps each (about 10 s each on 2 cores)
+def test_sac_lag_keeps_the_cost_under_its_bound_where_sac_runs_through_the_hazard_band(tmp_path):
+    """The off-policy family learns: unconstrained SAC follows the toy env's diagonal reward through
+    the hazard band; SAC-Lag, at its default multiplier rate and temperature, trades reward for cost
+    and ends below the bound d = 2 per episode while still moving (a random policy's return: ~0)."""
+    learn = dict(num_envs=32, unroll_length=4, batch_size=128, updates_per_iteration=8, buffer_size=50_000,
+                 learning_starts=512, actor_hidden=(32, 32), critic_hidden=(32, 32), eval_envs=32, num_evals=1,
+                 checkpoint_every=1_000, iterations_per_call=50, total_steps=300 * 128, safety_bound=2.0)
+    sac = runs.train(SAC, SAC.Config(**learn), ToyEnv(), run_dir=tmp_path / "sac", progress=False).final[0]
+    lag = runs.train(SACLag, SACLag.Config(**learn), ToyEnv(), run_dir=tmp_path / "lag", progress=False).final[0]
+    assert sac["return"] > 8.0 and sac["cost"] > 4.0  # learned, through the band
+    assert lag["cost"] < 2.0 and lag["cost"] < 0.5 * sac["cost"]
+    assert lag["return"] > 3.0
