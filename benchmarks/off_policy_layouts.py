@@ -128,7 +128,17 @@ def measure(args: Args, layout: str, sitting: str, runs_root: Path) -> dict:
 
 
 def main(args: Args) -> list[dict]:
-    parse_overrides(args.set, runs.get_learner(args.learner).Config)  # bad input stops the sitting before its first run
+    from crax.learners import OffPolicyLearner
+    from crax.plugins import registry
+
+    try:  # bad input stops the sitting before its first run
+        cls = runs.get_learner(args.learner)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+    if not issubclass(cls, OffPolicyLearner):
+        off_policy = sorted(n for n, c in registry().learners.items() if issubclass(c, OffPolicyLearner))
+        raise SystemExit(f"{args.learner} is not an off-policy learner; off-policy learners: {', '.join(off_policy)}")
+    parse_overrides(args.set, cls.Config)
     for layout in args.layouts:
         parse_layout(layout)
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
