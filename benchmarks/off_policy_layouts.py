@@ -22,6 +22,7 @@ import dataclasses
 import datetime
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -83,22 +84,18 @@ def parse_overrides(pairs: tuple[str, ...], config_cls) -> dict[str, float | int
 
 
 def iterations_per_second(cls, config, env) -> float:
-    """Training iterations per second of ``config`` (all seeds), from two timed calls after a warm-up."""
+    """Training iterations per second of ``config`` (all seeds): one call of ``iterations_per_call``
+    iterations timed twice after a warm-up, by train_throughput.py's timer."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from train_throughput import _time
+
     trainer = make_trainer(cls, config, env)
-    state = trainer.init(jax.random.key(0))
     n = config.iterations_per_call
-    state, _ = trainer.run(state, n)
-    jax.block_until_ready(state)
-    t = time.perf_counter()
-    for _ in range(2):
-        state, metrics = trainer.run(state, n)
-    jax.block_until_ready(metrics)
-    return 2 * n / (time.perf_counter() - t)
+    return n / _time(trainer.run, trainer.init(jax.random.key(0)), n, repeats=2)
 
 
-def measure(args: Args, layout: str, sitting: str, runs_root: Path) -> dict:
-    cls = runs.get_learner(args.learner)
-    knobs = {**parse_overrides(args.set, cls.Config), **parse_layout(layout)}
+def measure(args: Args, cls, overrides: dict[str, float | int], layout: str, sitting: str, runs_root: Path) -> dict:
+    knobs = {**overrides, **parse_layout(layout)}
     env = crax.make(args.env)
     probe = cls.Config(**knobs, num_seeds=args.num_seeds, num_evals=0, learning_starts=0)
     per_s = iterations_per_second(cls, probe, env)
@@ -138,14 +135,14 @@ def main(args: Args) -> list[dict]:
     if not issubclass(cls, OffPolicyLearner):
         off_policy = sorted(n for n, c in registry().learners.items() if issubclass(c, OffPolicyLearner))
         raise SystemExit(f"{args.learner} is not an off-policy learner; off-policy learners: {', '.join(off_policy)}")
-    parse_overrides(args.set, cls.Config)
+    overrides = parse_overrides(args.set, cls.Config)
     for layout in args.layouts:
         parse_layout(layout)
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = []
     with tempfile.TemporaryDirectory(prefix="crax-layouts-") as tmp:
         for layout in args.layouts:
-            row = measure(args, layout, sitting, Path(tmp))
+            row = measure(args, cls, overrides, layout, sitting, Path(tmp))
             rows.append(row)
             print(f"{layout:>16}: {row['steps_per_s']:>6,} steps/s, {row['env_steps']:>9,} steps in {row['trained_s']:.0f} s, "
                   f"return {np.mean(row['return']):7.2f}, cost {np.mean(row['cost']):6.2f}  (load {row['load_1min']})",
