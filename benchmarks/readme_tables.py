@@ -118,6 +118,28 @@ def learning_table(env: str) -> str:
     return "\n".join(lines)
 
 
+def sample_efficiency_table(env: str) -> str:
+    path = RESULTS / f"sample_efficiency_{env}.json"
+    if not path.exists():
+        return (f"No sitting on {env} yet; `python benchmarks/sample_efficiency.py --env {env}` fills this table.")
+    data = json.loads(path.read_text())
+    ci = lambda r, k: (f" ({r[k + '_ci'][0]:.1f} to {r[k + '_ci'][1]:.1f})" if r[k + "_ci"] else "")  # noqa: E731
+    lines = ["| learner | env steps per seed | training minutes | return (95% CI) | cost (95% CI) | safe | reaches the "
+             "reference's return under the bound at | finished (load) |", "|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        hit = r["reaches_reference"]
+        at = f"{hit['steps']:,} steps, {hit['minutes']:.1f} min" if hit else "not reached"
+        lines.append(f"| {r['learner']} | {r['env_steps']:,} | {r['minutes']:.1f} | {r['return']:.1f}{ci(r, 'return')} | "
+                     f"{r['cost']:.1f}{ci(r, 'cost')} | {'yes' if r['safe'] else 'no'} | {at} | "
+                     f"{r['finished'].replace('T', ' ')} ({r['load_1min_now']:g}) |")
+    a = data["args"]
+    lines.append(f"\n{a['num_seeds']} seeds per learner on {data['rows'][0]['device']}; return and cost are the final evaluation's "
+                 f"({data['rows'][0]['policy']} policy), the bound {data['safety_bound']:g}. The reference is "
+                 f"`{a['reference']}`: its training-episode return averaged over its last {a['window_steps']:,.0f} "
+                 f"steps, {data['target_return']:.1f}.")
+    return "\n".join(lines)
+
+
 def tau_table() -> str:
     lines = ["| body | PPO steps | mean speed reached (m/s) | base τ = 50% (m/s) | τ at levels 1 / 2 / 3 |",
              "|---|---|---|---|---|"]
@@ -317,6 +339,8 @@ def render(name: str) -> str:
         return sg_transfer_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
+    if name.startswith("sample-efficiency-"):
+        return sample_efficiency_table(name.removeprefix("sample-efficiency-"))
     if name.startswith("gpu-ceiling-"):
         return ceiling_table(int(name.removeprefix("gpu-ceiling-")), "bench_envs_gpu.jsonl")
     if name.startswith("ceiling-"):
@@ -329,7 +353,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

@@ -45,7 +45,8 @@ def act(p: dict, obs: np.ndarray) -> np.ndarray:
 def summary(values: list[float]) -> dict:
     a = np.asarray(values, np.float64)
     half = 1.96 * a.std(ddof=1) / math.sqrt(len(a)) if len(a) > 1 else float("nan")
-    return {"mean": float(a.mean()), "ci95": float(half), "episodes": len(a)}
+    return {"mean": float(a.mean()), "ci95": float(half), "median": float(np.median(a)), "episodes": len(a),
+            "per_episode": [round(float(v), 4) for v in a]}
 
 
 def export(run_dir: str, episodes: int) -> None:
