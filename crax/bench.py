@@ -15,7 +15,7 @@ from crax import bench_ceiling
 from crax.core import physics as physics_impl
 from crax.core.env import wrap_for_training
 from crax.devices.sharding import per_device, shard_batch
-from crax.suites.base import TaskEnv
+from crax.suites.task_env import TaskEnv
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
-from crax.suites.base import TaskEnv
+from crax.suites.task_env import TaskEnv
 
 FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
 # What each physics step sets besides the state: the controls, and the mocap bodies (the layout's

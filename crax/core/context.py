@@ -24,7 +24,7 @@ class Context:
         ``task["goal"]`` of shape (1, 2) and ``task["hazards"]`` of shape (k, 2).
       action: the action of the step as the body's actuators received it: non-finite entries
         replaced by 0, clipped to [-1, 1], shape (action_size,); zeros at reset. Set by
-        :class:`crax.suites.base.TaskEnv`; None in a context built by hand without one.
+        :class:`crax.suites.task_env.TaskEnv`; None in a context built by hand without one.
     """
 
     model: mjx.Model

@@ -40,7 +40,7 @@ class State:
       metrics: every reward and cost term by name, ``reward/<term>`` and ``cost/<term>``, and
         ``env/nonfinite_action`` and ``env/nonfinite_state`` (1.0 on a step whose action had a
         NaN or inf entry, which was replaced by 0, or whose physics state became non-finite,
-        which ended the episode; see :class:`crax.suites.base.TaskEnv`).
+        which ended the episode; see :class:`crax.suites.task_env.TaskEnv`).
     """
 
     data: mjx.Data
@@ -66,7 +66,7 @@ class Env(abc.ABC):
 
     physics: str = "jax"
     """The MJX implementation that steps the physics (:mod:`crax.core.physics`): ``"jax"``, or
-    ``"warp"`` for a :class:`~crax.suites.base.TaskEnv` built with ``physics="warp"``. Read it on
+    ``"warp"`` for a :class:`~crax.suites.task_env.TaskEnv` built with ``physics="warp"``. Read it on
     ``env.unwrapped``."""
 
     @abc.abstractmethod

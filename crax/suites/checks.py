@@ -1,6 +1,6 @@
 """The contracts a component can only show once it is built: checked when a task is assembled.
 
-:class:`crax.suites.base.TaskEnv` (and ``crax.make``, and components added by name) run these on the
+:class:`crax.suites.task_env.TaskEnv` (and ``crax.make``, and components added by name) run these on the
 instances: a body's root body ``torso``, its actuators and asset file, every geom's collision
 category, each constraint's ``term``, each sensor's ``size``, a navigation body's ``place``. Every
 error names the plugin (:mod:`crax.core.origins`), the class and the fix; the class-level contracts

@@ -17,7 +17,8 @@ from crax.core.physics import PHYSICS
 from crax.devices import startup
 from crax.plugins.manager import registry
 from crax.suites import checks
-from crax.suites.base import Suite, TaskEnv
+from crax.suites.base import Suite
+from crax.suites.task_env import TaskEnv
 from crax.tasks import compose, safety_gym
 
 ENV_PARAMETERS = {

@@ -2,7 +2,7 @@
 
 ``crax.make("AntVelocity1", constraints={"ActionEnergy": {"weight": 0.05}}, sensors={...})`` looks
 each name up in the plugin registry (built-in or from an installed plugin), checks its parameters
-and that it fits the body, and builds the component; :class:`crax.suites.base.TaskEnv` then lets
+and that it fits the body, and builds the component; :class:`crax.suites.task_env.TaskEnv` then lets
 it add MJCF (``build``), binds it to the compiled model and appends it to the suite's sensors or
 constraints, so an added term is ``metrics["cost/<term>"]`` and part of the total cost, and an
 added sensor extends the observation (after the suite's own). The suite's code does not change.

@@ -20,8 +20,8 @@ import crax
 import crax.core.scene
 from crax.costs import ActionEnergy, JointLimit
 from crax.sensors import Context, Sensor
-from crax.suites.base import TaskEnv
 from crax.suites.goal import Goal
+from crax.suites.task_env import TaskEnv
 from crax.tasks import compose
 
 ADDED = dict(constraints={"action_energy": {"weight": 0.5}}, sensors={"Distance": {"target": "goal", "scale": 2.0}})

@@ -21,8 +21,8 @@ import crax
 from crax.bodies import Humanoid
 from crax.core.mjx import mjx
 from crax.costs.height_limit import HeightLimit
-from crax.suites.base import NONFINITE_METRICS
 from crax.suites.height import FLOOR_GEOMS, Height
+from crax.suites.task_env import NONFINITE_METRICS
 from tests.env.conftest import compiled
 from tests.env.legged_checks import candidate_pairs
 

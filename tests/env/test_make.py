@@ -13,7 +13,7 @@ import pytest
 
 import crax
 from crax.core.env import Vmap
-from crax.suites.base import NONFINITE_METRICS
+from crax.suites.task_env import NONFINITE_METRICS
 from crax.suites.velocity import LEVEL_FACTORS
 
 KEY = jax.random.key(0)
@@ -161,7 +161,7 @@ def test_observation_and_action_sizes(env_id, obs, act, dt):
 
 @pytest.mark.parametrize("env_id", ["PointGoal1", pytest.param("SafetyPointButton2-v0", marks=pytest.mark.slow)])
 def test_state_shapes_are_the_traced_resets(env_id):
-    """state_shapes skips the physics in its trace (crax.suites.base.TaskEnv.state_shapes): every leaf as
+    """state_shapes skips the physics in its trace (crax.suites.task_env.TaskEnv.state_shapes): every leaf as
     a traced reset gives it (a Button with gremlins: mocap bodies and contacts)."""
     env = crax.make(env_id)
     full, quick = jax.eval_shape(env.reset, KEY), env.state_shapes

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.suites.base import NONFINITE_METRICS
+from crax.suites.task_env import NONFINITE_METRICS
 from tests.env.conftest import host
 
 ZONES = [(-1.0, 1.0)]

@@ -22,8 +22,8 @@ import pytest
 import crax
 from crax.bodies import HalfCheetah, Point
 from crax.core.env import State
-from crax.suites.base import NONFINITE_METRICS, TaskEnv
 from crax.suites.pathway import Pathway
+from crax.suites.task_env import NONFINITE_METRICS, TaskEnv
 from tests.env import c_forward
 from tests.env.conftest import compiled
 

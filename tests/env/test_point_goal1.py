@@ -15,8 +15,8 @@ import pytest
 
 import crax
 from crax.bodies.point import Point
-from crax.suites.base import TaskEnv
 from crax.suites.goal import Goal
+from crax.suites.task_env import TaskEnv
 from tests.env.conftest import POINT_GOAL1
 
 GOAL_COMPASS = slice(44, 46)

@@ -23,8 +23,8 @@ import crax
 from crax.core.context import Context
 from crax.costs.arm_touch import ArmTouch, sample_chain
 from crax.objects.mixed_zones import MixedZones
-from crax.suites.base import NONFINITE_METRICS
 from crax.suites.reach import Reach
+from crax.suites.task_env import NONFINITE_METRICS
 from tests.env import c_forward
 from tests.env.conftest import compiled
 

@@ -22,8 +22,8 @@ from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.core.mjx import mjx
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.safety.make_args import resolve_id
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyGoal
+from crax.suites.task_env import TaskEnv
 from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms
 
 BODY = 40

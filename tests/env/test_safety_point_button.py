@@ -18,8 +18,8 @@ import crax
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
 from crax.objects.placement import layout_fits, sample_fitting_layout, sample_layout
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyButton
+from crax.suites.task_env import TaskEnv
 from tests import trees
 from tests.env.safety_gym_reference import ButtonReplica, assert_spaces, case, cost_terms
 

@@ -20,8 +20,8 @@ from crax.gymnasium import register_envs
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.safety.make_args import resolve_id
 from crax.gymnasium.safety.wrappers import _safety_gym_info
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyCircle
+from crax.suites.task_env import TaskEnv
 from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)

@@ -17,8 +17,8 @@ import crax
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.safety.make_args import resolve_id
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyGoal
+from crax.suites.task_env import TaskEnv
 from tests import trees
 from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 

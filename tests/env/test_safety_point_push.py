@@ -21,8 +21,8 @@ import crax
 from crax.bodies.safety_point import SafetyGymPoint
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.registration import register_envs
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyPush
+from crax.suites.task_env import TaskEnv
 from tests import trees
 from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
 

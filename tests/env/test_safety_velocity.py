@@ -20,8 +20,8 @@ import crax
 from crax.core.env import State
 from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.env import action_box, action_scale, observation_box
-from crax.suites.base import TaskEnv
 from crax.suites.safety_gym import SafetyVelocity
+from crax.suites.task_env import TaskEnv
 from crax.tasks import safety_gym
 from tests.env import c_forward
 from tests.env.safety_gym_reference import load

@@ -24,8 +24,8 @@ from crax.bodies import Spider
 from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.costs.foot_contact import FootContact
-from crax.suites.base import NONFINITE_METRICS
 from crax.suites.spider_legs import SpiderLegs
+from crax.suites.task_env import NONFINITE_METRICS
 from tests.env.conftest import compiled
 
 RESTRICTED = SpiderLegs.params["restricted_feet"].levels  # the declared restricted feet by level
