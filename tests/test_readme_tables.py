@@ -137,3 +137,25 @@ def test_off_policy_layouts_refuses_a_malformed_layout(monkeypatch):
     assert module.parse_overrides(("init_alpha=0.01", "n_step=3"), SACLag.Config) == {"init_alpha": 0.01, "n_step": 3}
     with pytest.raises(SystemExit, match="'alpha=1': not FIELD=VALUE with a field of SACLagConfig; its fields: .*init_alpha"):
         module.parse_overrides(("alpha=1",), SACLag.Config)
+
+
+def test_sg_transfer_table_counts_cost_free_episodes_and_the_engines_difference(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def engine(returns, costs):
+        def summary(v):
+            return {"mean": sum(v) / len(v), "ci95": 0.5, "median": sorted(v)[len(v) // 2], "episodes": len(v),
+                    "per_episode": v}
+        return {"return": summary(returns), "cost": summary(costs)}
+
+    data = {"env": "SafetyPointGoal1-v0", "learner": "ppo-lag", "env_steps": 2_000_000,
+            "crax": engine([10.0, 12.0, 14.0, 16.0], [0.0, 0.0, 4.0, 8.0]),
+            "safety_gymnasium": {"version": "1.0.0", **engine([11.0, 13.0, 15.0, 17.0], [0.0, 2.0, 4.0, 10.0])}}
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    (tmp_path / "sg_policy_transfer.json").write_text(json.dumps(data))
+    lines = tables.render("sg-transfer").splitlines()
+    assert lines[2] == "| crax | 4 | 13.0 ± 0.5 | 3.0 ± 0.5 | 4.0 | 2 |"
+    assert lines[3] == "| Safety-Gymnasium 1.0.0 | 4 | 14.0 ± 0.5 | 4.0 ± 0.5 | 4.0 | 1 |"
+    # return: variances 6.67 and 6.67, 1.96 * sqrt((6.67 + 6.67) / 4) = 3.58; cost: 14.67 and 18.67 -> 5.66
+    assert lines[5].endswith("Safety-Gymnasium's mean minus crax's: return +1.0 ± 3.6, cost +1.0 ± 5.7 (95%).")
