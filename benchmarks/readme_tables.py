@@ -265,21 +265,28 @@ def sg_speed_table() -> str:
 
 def sg_transfer_table() -> str:
     data = json.loads((RESULTS / "sg_policy_transfer.json").read_text())
-    lines = ["| engine | episodes | episode return | episode cost | median cost | episodes without cost |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| engine | episodes | episode return | episode cost | median cost | largest cost | episodes without cost |",
+             "|---|---|---|---|---|---|---|"]
     for key, label in (("crax", "crax"), ("safety_gymnasium", f"Safety-Gymnasium {data['safety_gymnasium']['version']}")):
         r, c = data[key]["return"], data[key]["cost"]
-        free = (f"{sum(v == 0 for v in c['per_episode'])}" if "per_episode" in c else "–")
+        free, top = ((f"{sum(v == 0 for v in c['per_episode'])}", f"{max(c['per_episode']):.0f}") if "per_episode" in c
+                     else ("–", "–"))
         median = f"{c['median']:.1f}" if "median" in c else "–"
         lines.append(f"| {label} | {c['episodes']} | {r['mean']:.1f} ± {r['ci95']:.1f} | {c['mean']:.1f} ± {c['ci95']:.1f} | "
-                     f"{median} | {free} |")
+                     f"{median} | {top} | {free} |")
     lines.append(f"\nThe policy: `{data['learner']}` after {data['env_steps']:,} env steps on `{data['env']}`.")
     if all("per_episode" in data[k][m] for k in ("crax", "safety_gymnasium") for m in ("return", "cost")):
         def diff(metric: str) -> str:  # Safety-Gymnasium's mean minus crax's, 95% interval (normal approximation)
             a, b = (np.asarray(data[k][metric]["per_episode"]) for k in ("safety_gymnasium", "crax"))
             half = 1.96 * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
             return f"{a.mean() - b.mean():+.1f} ± {half:.1f}"
-        lines[-1] += f" Safety-Gymnasium's mean minus crax's: return {diff('return')}, cost {diff('cost')} (95%)."
+        def ks(metric: str) -> str:  # could the two engines' episodes come from one distribution?
+            from scipy.stats import ks_2samp
+
+            return f"{ks_2samp(*(data[k][metric]['per_episode'] for k in ('crax', 'safety_gymnasium'))).pvalue:.2f}"
+        lines[-1] += (f" Safety-Gymnasium's mean minus crax's: return {diff('return')}, cost {diff('cost')} (95%). "
+                      f"Two-sample Kolmogorov-Smirnov test of the episodes: p = {ks('return')} (returns), "
+                      f"{ks('cost')} (costs).")
     return "\n".join(lines)
 
 

@@ -2,9 +2,10 @@
 
 Two halves, two Pythons (Safety-Gymnasium 1.0.0 imports only on Python 3.10)::
 
-    crax train ppo-lag --env SafetyPointGoal1-v0 --run-dir runs/sg-transfer ...
-    python benchmarks/sg_policy_transfer.py export runs/sg-transfer --episodes 32     # crax's venv
-    /work/sg-venv/bin/python benchmarks/sg_policy_transfer.py safety-gymnasium --episodes 32
+    crax train ppo-lag --env SafetyPointGoal1-v0 --total-steps 2e6 --num-envs 256 --batch-size 128 \\
+        --num-minibatches 16 --num-evals 0 --run-dir runs/sg-transfer-2e6
+    python benchmarks/sg_policy_transfer.py export runs/sg-transfer-2e6 --episodes 300     # crax's venv
+    /work/sg-venv/bin/python benchmarks/sg_policy_transfer.py safety-gymnasium --episodes 300
 
 ``export`` writes the run's deterministic policy as plain arrays (observation normalizer, the
 actor's layers, the actuators' control ranges) to ``benchmarks/results/sg_policy_transfer.npz`` and
@@ -47,6 +48,12 @@ def summary(values: list[float]) -> dict:
     half = 1.96 * a.std(ddof=1) / math.sqrt(len(a)) if len(a) > 1 else float("nan")
     return {"mean": float(a.mean()), "ci95": float(half), "median": float(np.median(a)), "episodes": len(a),
             "per_episode": [round(float(v), 4) for v in a]}
+
+
+def brief(evaluation: dict) -> str:
+    """One engine's means and intervals, without the episodes' values."""
+    return ", ".join(f"{m} {evaluation[m]['mean']:.2f} ± {evaluation[m]['ci95']:.2f} (median {evaluation[m]['median']:.2f})"
+                     for m in ("return", "cost"))
 
 
 def export(run_dir: str, episodes: int) -> None:
@@ -93,7 +100,7 @@ def export(run_dir: str, episodes: int) -> None:
     out = {"env": env_id, "learner": record["learner"], "run": str(run_dir), "env_steps": int(restored["env_steps"]),
            "crax": {"return": summary(list(map(float, ret))), "cost": summary(list(map(float, cost)))}}
     JSON.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out["crax"]))
+    print(brief(out["crax"]))
 
 
 def evaluate_in_safety_gymnasium(episodes: int) -> None:
@@ -116,14 +123,14 @@ def evaluate_in_safety_gymnasium(episodes: int) -> None:
     out = json.loads(JSON.read_text())
     out["safety_gymnasium"] = {"version": safety_gymnasium.__version__, "return": summary(returns), "cost": summary(costs)}
     JSON.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out["safety_gymnasium"]))
+    print(brief(out["safety_gymnasium"]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["export", "safety-gymnasium"])
     parser.add_argument("run_dir", nargs="?")
-    parser.add_argument("--episodes", type=int, default=32)
+    parser.add_argument("--episodes", type=int, default=100)
     args = parser.parse_args()
     if args.mode == "export":
         if args.run_dir is None:
