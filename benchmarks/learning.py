@@ -75,8 +75,9 @@ def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
-    """``FIELD=VALUE`` pairs, values read as JSON where they parse (numbers, booleans), else as text."""
+def parse_field_values(pairs: tuple[str, ...]) -> dict[str, object]:
+    """``FIELD=VALUE`` pairs, values read as JSON where they parse (numbers, booleans), else as text
+    (the benchmarks' one reader of ``--set``: off_policy_layouts.py and sample_efficiency.py use it too)."""
     out = {}
     for pair in pairs:
         field, sep, value = pair.partition("=")
@@ -90,7 +91,8 @@ def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
 
 
 def main(args: Args) -> None:
-    unknown = [f for f in _overrides(args.set)
+    overrides = parse_field_values(args.set)
+    unknown = [f for f in overrides
                if not any(f in runs.get_learner(n).Config.__dataclass_fields__ for n in args.learners)]
     if unknown:
         raise SystemExit(f"--set: no learner of {list(args.learners)} has the config field(s) {unknown}")
@@ -102,7 +104,7 @@ def main(args: Args) -> None:
                             num_minibatches=args.num_minibatches, unroll_length=args.unroll_length,
                             critic_hidden=args.critic_hidden, num_evals=args.num_evals, seed=args.seed,
                             desync_episodes=args.desync_episodes,
-                            **{k: v for k, v in _overrides(args.set).items() if k in cls.Config.__dataclass_fields__})
+                            **{k: v for k, v in overrides.items() if k in cls.Config.__dataclass_fields__})
         t = time.perf_counter()
         result = runs.train(name, config, args.env, runs_root=RESULTS / "runs")
         minutes = (time.perf_counter() - t) / 60

@@ -70,17 +70,18 @@ def parse_layout(text: str) -> dict[str, int]:
     return dict(zip(FIELDS, map(int, parts), strict=True))
 
 
-def parse_overrides(pairs: tuple[str, ...], config_cls) -> dict[str, float | int]:
+def parse_overrides(pairs: tuple[str, ...], config_cls) -> dict[str, object]:
     """``("init_alpha=0.01",)`` -> ``{"init_alpha": 0.01}``, each field checked against the config class."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from learning import parse_field_values
+
     fields = {f.name for f in dataclasses.fields(config_cls)}
-    out: dict[str, float | int] = {}
     for pair in pairs:
         name, _, value = pair.partition("=")
         if name not in fields or not value:
             raise SystemExit(f"--set {pair!r}: not FIELD=VALUE with a field of {config_cls.__qualname__}; its fields: "
                              f"{', '.join(sorted(fields))}")
-        out[name] = int(value) if value.lstrip("-").isdigit() else float(value)
-    return out
+    return parse_field_values(pairs)
 
 
 def iterations_per_second(cls, config, env) -> float:
@@ -94,7 +95,7 @@ def iterations_per_second(cls, config, env) -> float:
     return n / _time(trainer.run, trainer.init(jax.random.key(0)), n, repeats=2)
 
 
-def measure(args: Args, cls, overrides: dict[str, float | int], layout: str, sitting: str, runs_root: Path) -> dict:
+def measure(args: Args, cls, overrides: dict[str, object], layout: str, sitting: str, runs_root: Path) -> dict:
     knobs = {**overrides, **parse_layout(layout)}
     env = crax.make(args.env)
     probe = cls.Config(**knobs, num_seeds=args.num_seeds, num_evals=0, learning_starts=0)

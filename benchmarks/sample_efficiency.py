@@ -31,6 +31,7 @@ import datetime
 import json
 import math
 import os
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -42,7 +43,7 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
-from crax.runs.checkpoint import read_config  # noqa: E402
+from crax.runs.checkpoint import CONFIG_FILE, config_from_dict, read_config  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
 from crax.studies.collect import read_result  # noqa: E402
@@ -90,19 +91,18 @@ def parse_steps(pairs: tuple[str, ...], learners: tuple[str, ...], default: floa
 
 def parse_sets(pairs: tuple[str, ...], learners: tuple[str, ...]) -> dict[str, dict[str, object]]:
     """Per learner, the config overrides that apply to it; an override no named learner has is an error."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from learning import parse_field_values
+
     fields = {name: set(runs.get_learner(name).Config.__dataclass_fields__) for name in learners}
     out: dict[str, dict[str, object]] = {name: {} for name in learners}
     for pair in pairs:
-        target, sep, value = pair.partition("=")
-        if not sep:
+        if "=" not in pair:
             raise SystemExit(f"--set expects FIELD=VALUE or LEARNER:FIELD=VALUE, got {pair!r}")
-        name, colon, field = target.rpartition(":")
+        name, colon, _ = pair.partition("=")[0].rpartition(":")
         if colon and name not in out:
             raise SystemExit(f"--set {pair!r}: {name!r} is not one of the learners {list(learners)}")
-        try:
-            parsed: object = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = value
+        ((field, parsed),) = parse_field_values((pair[len(name) + 1:] if colon else pair,)).items()
         takers = [name] if colon else [n for n in learners if field in fields[n]]
         if not takers or field not in fields[takers[0]]:
             raise SystemExit(f"--set {pair!r}: no learner of {list(learners) if not colon else [name]} has the "
@@ -157,10 +157,10 @@ def train_one(args: Args, name: str, steps: int, overrides: dict[str, object]) -
     cls = runs.get_learner(name)
     config = cls.Config(**{**overrides, "total_steps": steps, "num_seeds": args.num_seeds, "num_evals": args.num_evals})
     run_dir = RUNS / f"{args.env}-{name}"
-    if (run_dir / "config.json").exists():  # resumed or reused: only a longer budget may differ
-        stored = read_config(run_dir)["config"]
-        asked = json.loads(json.dumps(dataclasses.asdict(config)))
-        changed = {k: (stored.get(k), v) for k, v in asked.items() if k != "total_steps" and stored.get(k) != v}
+    if (run_dir / CONFIG_FILE).exists():  # resumed or reused: only a longer budget may differ
+        stored = config_from_dict(cls.Config, read_config(run_dir)["config"])
+        changed = {f.name: (getattr(stored, f.name), getattr(config, f.name)) for f in dataclasses.fields(config)
+                   if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)}
         if changed:
             raise SystemExit(f"{run_dir} was trained with other settings {changed} (stored, asked); delete it "
                              "to train again")
