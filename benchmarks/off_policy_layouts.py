@@ -35,6 +35,7 @@ import crax
 from crax import runs
 from crax.bench import host_cpu
 from crax.learners import make_trainer
+from crax.studies.collect import training_seconds
 
 FIELDS = ("num_envs", "unroll_length", "updates_per_iteration", "batch_size")
 
@@ -107,8 +108,7 @@ def measure(args: Args, cls, overrides: dict[str, object], layout: str, sitting:
     t = time.perf_counter()
     result = runs.train(cls, config, args.env, run_dir=runs_root / layout, progress=False)
     wall_s = time.perf_counter() - t
-    trained_s = sum(steps_per_iteration * args.num_seeds / r["perf/steps_per_second"]
-                    for r in result.history if r.get("seed") == 0 and "perf/steps_per_second" in r)
+    trained_s = ([0.0] + training_seconds(result.history, args.num_seeds)[1])[-1]
     final = result.final
     return {
         "env": args.env, "learner": args.learner, "layout": layout, **knobs, "set": list(args.set),

@@ -28,6 +28,10 @@ are never typed by hand. Tables:
   each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
   Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
   ``bench_envs_gpu.jsonl``.
+- ``cpo-step-check``: ``cpo_step_check.json`` written by ``benchmarks/cpo_step_check.py``: what CPO's
+  linearized cost model predicted for its steps against the change measured in rollouts.
+- ``cpo-constraint-value``: the CPO runs under ``cpo_constraint_value/`` and ``trust_region_sweep/tr-*-cpo``:
+  final return and cost for each measure of CPO's constraint value.
 - ``xla-flags``: ``xla_flags.jsonl`` (the latest sitting) written by ``benchmarks/xla_flags.py``: env and
   training steps/s under each XLA flag set against XLA's defaults.
 - ``off-policy-layouts-<ENV>``: ``off_policy_layouts.jsonl`` (the latest sitting on ENV) written by
@@ -290,6 +294,65 @@ def sg_transfer_table() -> str:
     return "\n".join(lines)
 
 
+def cpo_step_check_table() -> str:
+    checks = sorted((json.loads(f.read_text()) for f in RESULTS.glob("cpo_step_check*.json")),
+                    key=lambda d: d["batch_steps"])
+
+    def spread(rows: list[dict], step: str, key: str) -> str:
+        vals = [r[step][key] for r in rows]
+        return f"{np.mean(vals):+.1f} ({min(vals):+.1f} … {max(vals):+.1f})"
+
+    lines = ["| batch (steps) | step | on the batch it was fitted to | on the other batches | measured | noise share of s |",
+             "|---|---|---|---|---|---|"]
+    for data in checks:
+        rows = data["rows"]
+        cases = sorted({r["case"] for r in rows})
+        kinds = [("step", f"CPO's (`{data['constraint_value']}`, case {'/'.join(map(str, cases))})")]
+        if cases != [0]:  # in case 0 CPO's step is the pure cost-reducing one
+            kinds.append(("pure", "pure cost-reducing"))
+        for step, label in kinds:
+            lines.append(f"| {data['batch_steps']:,} | {label} | {spread(rows, step, 'in_sample')} | "
+                         f"{spread(rows, step, 'held_out')} | {spread(rows, step, 'true')} | "
+                         f"{100 * data['s_noise_share']:.0f} % |")
+    first = checks[0]
+    se = [r[s]["true_se"] for d in checks for r in d["rows"] for s in ("step", "pure")]
+    envs, steps = first["eval_envs_x_steps"]
+    lines.append(
+        f"\nChange of the cost per episode ({first['episode_length']} steps) that one step makes, mean over "
+        f"{first['batches']} independent batches (range in brackets), of `{first['learner']}` on `{first['env']}` "
+        f"after {first['env_steps']:,} env steps, whose cost per episode was {first['cost_per_episode_at_theta']:.1f} "
+        f"against the bound {first['bound']:g}. Measured: {envs} envs × {steps} steps of the policy before and after "
+        f"the step with common random numbers (standard error {min(se):.1f}–{max(se):.1f} per batch). Noise share of "
+        f"s = bᵀH⁻¹b: 1 − mean(b_jᵀH_i⁻¹b_i, i ≠ j) / mean(b_iᵀH_i⁻¹b_i) over the batches.")
+    return "\n".join(lines)
+
+
+def cpo_constraint_value_table() -> str:
+    from crax.learners.trust_region import LinearizedConfig
+    from crax.studies.collect import find_runs, read_result
+    from crax.studies.stats import mean_interval
+
+    folders = [RESULTS / "cpo_constraint_value"] + sorted(RESULTS.glob("trust_region_sweep/tr-*-cpo"))
+    lines = ["| `constraint_value` | env | seeds | env steps | return | cost | d | mean cost ≤ d |", "|---|---|---|---|---|---|---|---|"]
+    for run in find_runs(folders):
+        res = read_result(run)
+        if res is None:
+            continue
+        stored = json.loads((run / "config.json").read_text())["config"]
+        value = stored.get("constraint_value", LinearizedConfig.stored_defaults["constraint_value"])
+
+        def fmt(values) -> str:
+            mean, ci = mean_interval(values)
+            return f"{mean:.1f}" + (f" ± {(ci[1] - ci[0]) / 2:.1f}" if ci else "")
+
+        lines.append(f"| `{value}` | {res.env} | {len(res.returns)} | {res.env_steps:,} | {fmt(res.returns)} | "
+                     f"{fmt(res.costs)} | {res.safety_bound:g} | {'yes' if np.mean(res.costs) <= res.safety_bound else 'no'} |")
+    lines.append("\nFinal evaluation of the run's judged policy, mean over seeds ± half-width of the 95% Student-t "
+                 "interval (none for one seed); the runs' files are in `benchmarks/results/cpo_constraint_value/` and "
+                 "`benchmarks/results/trust_region_sweep/`.")
+    return "\n".join(lines)
+
+
 def xla_flags_table() -> str:
     rows = _rows("xla_flags.jsonl", optional=True)
     if not rows:
@@ -358,6 +421,10 @@ def render(name: str) -> str:
         return sg_speed_table()
     if name == "sg-transfer":
         return sg_transfer_table()
+    if name == "cpo-step-check":
+        return cpo_step_check_table()
+    if name == "cpo-constraint-value":
+        return cpo_constraint_value_table()
     if name.startswith("learning-"):
         return learning_table(name.removeprefix("learning-"))
     if name.startswith("sample-efficiency-"):
@@ -374,7 +441,7 @@ def render(name: str) -> str:
         return relative_table(base, int(n))
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

@@ -46,7 +46,7 @@ from crax import runs  # noqa: E402
 from crax.runs.checkpoint import CONFIG_FILE, config_from_dict, read_config  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
-from crax.studies.collect import read_result  # noqa: E402
+from crax.studies.collect import read_result, training_seconds  # noqa: E402
 from crax.studies.stats import mean_interval  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -116,24 +116,21 @@ def curves(run_dir: Path, seeds: int) -> dict[str, np.ndarray]:
     """One run's curves on its logged steps: cumulative training minutes, and the seeds' mean
     training-episode return and cost (each seed's latest finished episodes; NaN until every seed
     has finished one)."""
+    records = read_metrics(run_dir)
     by_key: dict[tuple[int, int], dict] = {}
-    for r in read_metrics(run_dir):  # an iteration's record and its evaluation's share a step: merge them
+    for r in records:  # an iteration's record and its evaluation's share a step: merge them
         if "seed" in r:
             by_key.setdefault((int(r["seed"]), int(r["step"])), {}).update(r)
-    steps = sorted(t for s, t in by_key if s == 0 and "perf/steps_per_second" in by_key[(s, t)])
-    minutes, ret, cost = [], np.full((len(steps), seeds), np.nan), np.full((len(steps), seeds), np.nan)
-    elapsed, prev = 0.0, 0
+    steps, seconds = training_seconds(records, seeds)
+    ret, cost = np.full((len(steps), seeds), np.nan), np.full((len(steps), seeds), np.nan)
     for i, t in enumerate(steps):
-        elapsed += (t - prev) * seeds / by_key[(0, t)]["perf/steps_per_second"] / 60
-        minutes.append(elapsed)
-        prev = t
         for s in range(seeds):
             r = by_key.get((s, t), {})
             if "episode/return" in r and math.isfinite(r["episode/return"]):
                 ret[i, s], cost[i, s] = r["episode/return"], r["episode/cost"]
             elif i:
                 ret[i, s], cost[i, s] = ret[i - 1, s], cost[i - 1, s]
-    return {"step": np.asarray(steps, np.float64), "minutes": np.asarray(minutes), "return": ret.mean(axis=1),
+    return {"step": np.asarray(steps, np.float64), "minutes": np.asarray(seconds) / 60, "return": ret.mean(axis=1),
             "cost": cost.mean(axis=1)}
 
 

@@ -12,8 +12,8 @@ from crax.core.params import ranged
 from crax.learners.base import IterationBatch, PPOConfig
 from crax.learners.trust_region import (
     EPS,
+    LinearizedConfig,
     PolicySpace,
-    TrustRegionConfig,
     TrustRegionPPO,
     cost_checked_step,
     linearize,
@@ -27,7 +27,7 @@ CASES = {0: "infeasible: the pure cost-reducing step", 1: "infeasible now, the t
 
 
 @dataclasses.dataclass(frozen=True)
-class CPOConfig(TrustRegionConfig):
+class CPOConfig(LinearizedConfig):
     """CPO hyperparameters: the trust-region fields (OmniSafe's CPO tries 20 line-search steps)."""
 
     backtrack_steps: int = ranged(20, ge=1, integer=True)
@@ -80,7 +80,7 @@ class CPO(TrustRegionPPO):
     config: CPOConfig  # the instance of Config that __init__ stores
 
     def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        lin = linearize(space, batch, self.config)
+        lin = linearize(self, space, batch)
         direction, stats = cpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl,
                                          lin.b @ lin.b)
         step, search = cost_checked_step(self, space, lin, direction, check_reward=stats["cpo/case"] >= 2)

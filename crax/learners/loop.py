@@ -221,6 +221,14 @@ class BaseTrainer:
         state, metrics = jax.lax.scan(lambda ts, _: self._iteration(ts), state, None, length=n)
         return state, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), metrics)  # (S, n)
 
+    def collect(self, state: TrainState, length: int) -> tuple[TrainState, Transition]:
+        """``length`` steps of every seed's training envs under the current policies, with no update
+        (to inspect what an iteration learns from): the state with its envs and keys moved on, and the
+        transitions ``(S, T, N, ...)``. Jit it for speed; it is not part of the training loop."""
+        keys = jax.vmap(jax.random.split)(state.key)
+        env_state, tr = self._rollout(state.model, state.env, keys[:, 1], state.env_steps, length)
+        return state.replace(env=env_state, key=keys[:, 0]), tr
+
     def _explore(self, learner: Learner, obs: jax.Array, key: jax.Array,
                  env_steps: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The pre-squash action a training env receives (as ``tanh``), with the policy's location and

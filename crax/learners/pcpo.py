@@ -12,8 +12,8 @@ from crax.core.params import ranged
 from crax.learners.base import IterationBatch, PPOConfig
 from crax.learners.trust_region import (
     EPS,
+    LinearizedConfig,
     PolicySpace,
-    TrustRegionConfig,
     TrustRegionPPO,
     cost_checked_step,
     linearize,
@@ -22,7 +22,7 @@ from crax.learners.trust_region import (
 
 
 @dataclasses.dataclass(frozen=True)
-class PCPOConfig(TrustRegionConfig):
+class PCPOConfig(LinearizedConfig):
     """PCPO hyperparameters: the trust-region fields (OmniSafe's PCPO tries 200 line-search steps)."""
 
     backtrack_steps: int = ranged(200, ge=1, integer=True)
@@ -49,7 +49,7 @@ class PCPO(TrustRegionPPO):
     config: PCPOConfig  # the instance of Config that __init__ stores
 
     def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        lin = linearize(space, batch, self.config)
+        lin = linearize(self, space, batch)
         direction, projection = pcpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl)
         step, search = cost_checked_step(self, space, lin, direction, check_reward=False)
         return step, {**search, "pcpo/projection": projection}

@@ -104,8 +104,25 @@ class Trainer(BaseTrainer):
 
     def _learn(self, model, tr: Transition, key: jax.Array):
         """One seed's update from its rollout ``(T, N, ...)``: normalizer, GAE, multiplier, SGD."""
-        c = self.config
         learner, opt = nnx.merge(self.graphdef, model)
+        batch = self.iteration_batch(learner, tr)
+        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, key)
+
+        metrics = {
+            **episode_metrics(tr),
+            "constraint/violation": batch.violation,
+            **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
+            **jax.tree.map(jnp.mean, sgd_metrics),
+        }
+        metrics = expand_terms(metrics, self.cost_terms)  # one scalar per budgeted term
+        metrics["train/nonfinite"] = finite_flag(model, metrics)
+        return model, metrics
+
+    def iteration_batch(self, learner: ConstrainedPPO, tr: Transition) -> IterationBatch:
+        """What the update hook receives from one seed's rollout ``(T, N, ...)``: updates the learner's
+        normalizer with it, runs GAE for reward and cost, measures the violation and takes the
+        multiplier step (all on ``learner``, in place), and returns the flat, normalized batch."""
+        c = self.config
         if c.normalize_observations:
             learner.normalizer.update(tr.obs)
         v_r, v_c = learner.values(tr.obs)
@@ -127,18 +144,7 @@ class Trainer(BaseTrainer):
             "scale": flat(tr.scale), "adv_r": _normalize(flat(adv_r)), "adv_c": _normalize(flat(adv_c)),
             "target_r": flat(target_r), "target_c": flat(target_c),
         }
-        batch = IterationBatch(samples=samples, violation=violation, cost_scale=flat(adv_c).std() + 1e-8)
-        model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, key)
-
-        metrics = {
-            **episode_metrics(tr),
-            "constraint/violation": violation,
-            **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
-            **jax.tree.map(jnp.mean, sgd_metrics),
-        }
-        metrics = expand_terms(metrics, self.cost_terms)  # one scalar per budgeted term
-        metrics["train/nonfinite"] = finite_flag(model, metrics)
-        return model, metrics
+        return IterationBatch(samples=samples, violation=violation, cost_scale=flat(adv_c).std() + 1e-8)
 
     def _update(self, model, batch: IterationBatch, key: jax.Array):
         """The learner's update hook on one seed's batch: its new model state and its metrics."""

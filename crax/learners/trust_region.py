@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -50,6 +50,33 @@ class TrustRegionConfig(PPOConfig):
     """Line-search factor β: the tries are the full step, then β, β², … of it."""
     backtrack_steps: int = ranged(15, ge=1, integer=True)
     """Line-search tries at most; when none is accepted the actor stays as it was."""
+
+
+CONSTRAINT_VALUES = ("per-step", "episode")
+"""The measures of c, the linearized constraint's value, that CPO and PCPO take (``constraint_value``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearizedConfig(TrustRegionConfig):
+    """The fields of the learners that step on the linearized constraint c + bᵀΔθ ≤ 0 (CPO, PCPO)."""
+
+    constraint_value: Literal["per-step", "episode"] = "episode"
+    """How c is measured, in the units of the cost surrogate b is the gradient of (cost advantages divided
+    by their standard deviation σ_c). ``episode``: the episode cost over the bound, T·v, against per-step
+    advantages, as T·v/σ_c (OmniSafe's ``cpo.py`` and ``pcpo.py`` since 2023, EpCost − limit beside
+    centered cost advantages), so that a violated iteration takes CPO's pure cost-reducing step.
+    ``per-step``: the per-step violation v = ĉ − d/T, as v/σ_c, T times smaller (safety-starter-agents;
+    OmniSafe's ``cpo.py`` of 2022; crax's only form before decision 67), with which CPO ends far over the
+    bound on PointGoal1. docs/learners.md, "Why CPO ended over the bound"."""
+
+    stored_defaults: ClassVar[dict[str, object]] = {"constraint_value": "per-step"}
+    """What a run stored before the field existed ran with (read by ``crax.runs.checkpoint.config_from_dict``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.constraint_value not in CONSTRAINT_VALUES:
+            raise ValueError(f"config field 'constraint_value' must be one of {', '.join(CONSTRAINT_VALUES)}, got "
+                             f"{self.constraint_value!r}")
 
 
 def fisher_operator(dist_fn: Callable[[jax.Array], tuple[jax.Array, jax.Array]], theta: jax.Array,
@@ -213,10 +240,10 @@ class TrustRegionPPO(ConstrainedPPO):
 class Linearized:
     """The reward and cost surrogates around θ_old in the quantities of CPO's and PCPO's closed forms:
     g, b the gradients of the reward and cost surrogates; x ≈ H⁻¹g, p ≈ H⁻¹b (CG on the damped Fisher
-    H); q = xᵀHx, r = gᵀp, s = bᵀp; c the constraint's value, in the cost surrogate's units:
-    v / ``cost_scale`` (the per-step violation over the scale the cost advantages were normalized by),
-    so the linearized constraint c + bᵀΔθ ≤ 0 asks the predicted change of the per-step cost to stay
-    within the bound."""
+    H); q = xᵀHx, r = gᵀp, s = bᵀp; c the constraint's value as ``constraint_value`` asks: by default in
+    the cost surrogate's units, v / ``cost_scale`` (the per-step violation over the scale the cost
+    advantages were normalized by), so the linearized constraint c + bᵀΔθ ≤ 0 asks the predicted change
+    of the per-step cost to stay within the bound."""
 
     g: jax.Array
     b: jax.Array
@@ -230,8 +257,13 @@ class Linearized:
     cost: Callable[[jax.Array], jax.Array]
 
 
-def linearize(space: PolicySpace, batch: IterationBatch, config: TrustRegionConfig) -> Linearized:
-    """:class:`Linearized` for one summed cost (no per-term budgets), reward surrogate on Â_r."""
+def linearize(learner: ConstrainedPPO, space: PolicySpace, batch: IterationBatch) -> Linearized:
+    """:class:`Linearized` for one summed cost (no per-term budgets), reward surrogate on Â_r; the
+    learner's config is a :class:`LinearizedConfig`."""
+    config = learner.config
+    assert isinstance(config, LinearizedConfig)
+    per_step = config.constraint_value == "per-step"
+    c = batch.violation / batch.cost_scale * (1 if per_step else learner.episode_length)
     s_ = batch.samples
     reward = lambda th: space.surrogate(th, s_["adv_r"]) + config.entropy_cost * space.entropy(th)  # noqa: E731
     cost = lambda th: space.surrogate(th, s_["adv_c"])  # noqa: E731
@@ -240,8 +272,7 @@ def linearize(space: PolicySpace, batch: IterationBatch, config: TrustRegionConf
     fvp = space.fisher(config.cg_damping)
     x = conjugate_gradient(fvp, g, config.cg_iterations)
     p = conjugate_gradient(fvp, b, config.cg_iterations)
-    return Linearized(g=g, b=b, x=x, p=p, q=x @ fvp(x), r=g @ p, s=b @ p, c=batch.violation / batch.cost_scale,
-                      reward=reward, cost=cost)
+    return Linearized(g=g, b=b, x=x, p=p, q=x @ fvp(x), r=g @ p, s=b @ p, c=c, reward=reward, cost=cost)
 
 
 def cost_checked_step(learner: TrustRegionPPO, space: PolicySpace, lin: Linearized, direction: jax.Array,

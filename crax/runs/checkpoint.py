@@ -113,12 +113,16 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
 
 
 def config_from_dict(config_cls: type, values: dict[str, Any]):
-    """Builds a frozen config dataclass from JSON values; unknown or invalid fields raise ValueError."""
+    """Builds a frozen config dataclass from JSON values; unknown or invalid fields raise ValueError.
+    A field missing from ``values`` takes the class's ``stored_defaults`` entry where it has one (what
+    runs stored before the field existed ran with, when that differs from today's default), else its
+    default."""
     names = {f.name: f for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(values) - set(names))
     if unknown:
         raise ValueError(f"unknown config field(s) {unknown} for {config_cls.__qualname__}; valid fields: "
                          f"{', '.join(sorted(names))}")
+    values = {**getattr(config_cls, "stored_defaults", {}), **values}
     fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
     try:
         return config_cls(**fixed)

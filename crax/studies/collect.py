@@ -145,6 +145,21 @@ class RunCurves:
     seeds: tuple[tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]], ...]
 
 
+def training_seconds(records: Iterable[dict], seeds: int) -> tuple[list[int], list[float]]:
+    """The training calls' own time from a run's metric records: the env steps of seed 0's records
+    that carry ``perf/steps_per_second`` (the rate over all seeds), and the seconds trained up to each,
+    the steps since the previous one times ``seeds`` over that rate, summed (compiles and evaluations
+    left out, as the rate leaves them out)."""
+    rates = {int(r["step"]): float(r["perf/steps_per_second"]) for r in records
+             if r.get("seed") == 0 and "perf/steps_per_second" in r}
+    steps, seconds, elapsed, prev = sorted(rates), [], 0.0, 0
+    for t in steps:
+        elapsed += (t - prev) * seeds / rates[t]
+        seconds.append(elapsed)
+        prev = t
+    return steps, seconds
+
+
 def read_curves(run_dir: str | Path) -> RunCurves:
     """The ``episode/return`` and ``episode/cost`` records of a run's ``metrics.jsonl``, per seed
     (learner, env and bound from its ``config.json``, so unfinished runs can be plotted too)."""

@@ -14,8 +14,9 @@ from crax.core.params import Range
 from crax.learners import BUILTIN_LEARNERS, CPO, CUP, FOCOPS, P3O, PCPO, PPO, PPOPID, PPOLag, PPOSaute, TRPOLag
 from tests.learners.conftest import TOY_ENV_ID, tiny
 
-# Fields whose valid values a type states, not a numeric range (checked elsewhere: eval_policy, budgets).
-NOT_NUMERIC = {"normalize_observations", "desync_episodes", "eval_policy", "budgets"}
+# Fields whose valid values a type states, not a numeric range (checked elsewhere: eval_policy, budgets,
+# constraint_value in tests/learners/test_trust_region.py).
+NOT_NUMERIC = {"normalize_observations", "desync_episodes", "eval_policy", "budgets", "constraint_value"}
 
 
 def ranged_fields():

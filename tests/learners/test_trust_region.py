@@ -11,9 +11,16 @@ import pytest
 from flax import nnx
 
 from crax.learners import CPO, PCPO, Trainer, TRPOLag
+from crax.learners.base import IterationBatch
 from crax.learners.cpo import cpo_direction
 from crax.learners.pcpo import pcpo_direction
-from crax.learners.trust_region import PolicySpace, backtracking_line_search, conjugate_gradient, trpo_direction
+from crax.learners.trust_region import (
+    PolicySpace,
+    backtracking_line_search,
+    conjugate_gradient,
+    linearize,
+    trpo_direction,
+)
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnvTwoCosts
 
@@ -174,3 +181,33 @@ def test_cpo_and_pcpo_refuse_per_term_budgets_at_construction():
     for cls in (CPO, PCPO):
         with pytest.raises(ValueError, match=rf"learner '{cls.name}' keeps no per-term multipliers.*trpo-lag"):
             Trainer(cls, tiny(cls.Config, budgets=("cost/hazard=4",)), ToyEnvTwoCosts())
+
+
+@pytest.mark.parametrize("cls", [CPO, PCPO], ids=lambda c: c.name)
+def test_constraint_value_per_step_or_per_episode(cls):
+    # per-step: c = v / cost_scale (the cost surrogate's units); episode: c = T·v / cost_scale (OmniSafe's
+    # EpCost − d beside cost advantages that are centered, not divided by their scale)
+    obs = jax.random.normal(jax.random.key(0), (16, 3))
+    samples = {"obs": obs, "u": jnp.zeros((16, 2)), "logp": jnp.zeros(16), "adv_r": jnp.ones(16),
+               "adv_c": jnp.linspace(-1.0, 1.0, 16)}
+    batch = IterationBatch(samples=samples, violation=jnp.asarray(0.02), cost_scale=jnp.asarray(0.4))
+    got = {}
+    for value in ("per-step", "episode"):
+        learner = cls(tiny(cls.Config, actor_hidden=(8,), constraint_value=value), 3, 2, 500, rngs=nnx.Rngs(0))
+        lin = linearize(learner, PolicySpace(learner, samples), batch)
+        got[value] = float(lin.c)
+    assert got == pytest.approx({"per-step": 0.02 / 0.4, "episode": 0.02 * 500 / 0.4})
+    with pytest.raises(ValueError, match="'constraint_value' must be one of per-step, episode, got 'window'"):
+        tiny(cls.Config, constraint_value="window")
+
+
+
+def test_runs_stored_before_constraint_value_read_as_per_step():
+    # decision 67 made `episode` the default; a run stored without the field ran with the per-step c
+    from crax.runs.checkpoint import config_from_dict
+
+    for cls in (CPO, PCPO):
+        assert cls.Config().constraint_value == "episode"
+        assert config_from_dict(cls.Config, {"target_kl": 0.02}).constraint_value == "per-step"
+        assert config_from_dict(cls.Config, {"constraint_value": "episode"}).constraint_value == "episode"
+    assert not hasattr(TRPOLag.Config, "constraint_value")

@@ -48,8 +48,8 @@ TRUST_REGION = dict(entropy_cost=0.0, target_kl=0.01, cg_iterations=15, cg_dampi
                     backtrack_steps=15)
 OWN |= {
     "trpo-lag": dict(TRUST_REGION, lambda_lr=3.0, lambda_init=0.0),
-    "cpo": dict(TRUST_REGION, backtrack_steps=20),
-    "pcpo": dict(TRUST_REGION, backtrack_steps=200),
+    "cpo": dict(TRUST_REGION, backtrack_steps=20, constraint_value="episode"),
+    "pcpo": dict(TRUST_REGION, backtrack_steps=200, constraint_value="episode"),
     "cup": dict(lambda_lr=3.0, lambda_init=0.0, target_kl=0.01),
 }
 
@@ -139,6 +139,30 @@ def test_learn_feeds_gae_the_right_values_and_orders_normalizer_multiplier_sgd(m
         assert abs(float(got.mean())) < 1e-5 and float(got.std()) == pytest.approx(1.0, abs=1e-4)
     assert float(batch.violation) == pytest.approx(v, abs=1e-6)
     assert float(batch.cost_scale) == pytest.approx(np.asarray(gae(*c_args)[0]).std(), rel=1e-4)
+
+    # the public iteration_batch is what the update hook received (and it steps the multiplier too)
+    fresh = nnx.merge(trainer.graphdef, untouched)[0]
+    again = trainer.iteration_batch(fresh, tr)
+    for got, want in zip(jax.tree.leaves(again), jax.tree.leaves(batch), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert float(fresh.multipliers()["lagrange"]) == pytest.approx(lam, abs=1e-6)
+
+
+def test_collect_rolls_out_without_learning():
+    trainer = Trainer(PPOLag, tiny(PPOLag.Config, num_seeds=2), ToyEnv(episode_length=16))
+    state = trainer.init(jax.random.key(0))
+    moved, tr = trainer.collect(state, 5)
+    assert tr.obs.shape == (2, 5, trainer.config.num_envs, 2) and tr.cost.shape == (2, 5, trainer.config.num_envs)
+    for a, b in zip(jax.tree.leaves(moved.model), jax.tree.leaves(state.model), strict=True):
+        np.testing.assert_array_equal(a, b)  # no update
+    assert int(moved.env_steps[0]) == int(state.env_steps[0]) and int(moved.iteration[0]) == int(state.iteration[0])
+    running = ~np.asarray(tr.done[:, -1], bool)  # (an env done at the last step was reset)
+    assert running.any()
+    np.testing.assert_array_equal(np.asarray(moved.env.obs)[running], np.asarray(tr.final_obs[:, -1])[running])
+    _, same = trainer.collect(state, 5)
+    np.testing.assert_array_equal(same.u, tr.u)  # from one state, the same rollout
+    _, later = trainer.collect(moved, 5)
+    assert not np.array_equal(later.u, tr.u)  # the keys moved on too
 
 
 def test_multipliers_stay_out_of_the_optimizer_in_a_real_iteration():
