@@ -15,6 +15,7 @@ reports progress; everything per step runs inside the learner family's trainer's
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import time
@@ -181,12 +182,29 @@ def complete_run(learner: str | type[Learner], config: Any, env: str | Env, run_
     run_dir = Path(run_dir)
     if (run_dir / ckpt.CONFIG_FILE).exists():
         if ckpt.checkpoints(run_dir):
+            _check_same_settings(run_dir, config)
             try:
                 return train(None, config, run_dir=run_dir, resume=True, progress=progress)
             except RunComplete:
                 return None
         shutil.rmtree(run_dir)
     return train(learner, config, env, run_dir=run_dir, progress=progress, init_from=init_from, env_kwargs=env_kwargs)
+
+
+def _check_same_settings(run_dir: Path, config: Any) -> None:
+    """ValueError naming the fields where ``config`` differs from the stored run's (``total_steps``
+    aside), so that a run is never continued with settings it did not start with (e.g. after a
+    learner's default changed between the start and the resume of a sweep's cell)."""
+    record = ckpt.read_config(run_dir)
+    stored = ckpt.config_from_dict(get_learner(record["learner"]).Config, record["config"])
+    if type(config) is not type(stored):
+        return  # another learner: train() names that error
+    differ = [f"{f.name}: stored {getattr(stored, f.name)!r}, asked {getattr(config, f.name)!r}"
+              for f in dataclasses.fields(stored)
+              if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)]
+    if differ:
+        raise ValueError(f"run {str(run_dir)!r} was started with other settings ({'; '.join(differ)}); finish it "
+                         f"as it started with `crax train --resume {run_dir}`, or move it away to train it anew")
 
 
 def _initial_model(trainer: BaseTrainer, state, init: dict[str, Any]):

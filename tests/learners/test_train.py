@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -268,3 +269,20 @@ def test_progress_lines_when_not_a_terminal(tmp_path, capsys):
     train_cli.train_main(["ppo", "--env", TOY_ENV_ID, "--run-dir", str(tmp_path / "quiet"), "--no-progress",
                        "--total-steps", str(2 * STEPS_PER_ITER), *tiny_flags()])
     assert "steps/s" not in capsys.readouterr().out
+
+
+def test_complete_run_refuses_to_continue_a_run_with_other_settings(tmp_path):
+    # a sweep's cell resumed after a learner default changed must not continue under the new default
+    from crax.learners import CPO
+
+    started = tiny(CPO.Config)
+    record = {"learner": "cpo", "env": TOY_ENV_ID, "env_kwargs": {},
+              "config": {k: v for k, v in dataclasses.asdict(started).items() if k != "constraint_value"}}  # stored before the field existed: it ran per-step
+    (tmp_path / ckpt.CONFIG_FILE).write_text(json.dumps(record))
+    (tmp_path / ckpt.CHECKPOINT_DIR).mkdir()
+    (tmp_path / ckpt.CHECKPOINT_DIR / "step_64.msgpack").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"other settings \(constraint_value: stored 'per-step', asked 'episode'\)"
+                                         r".*crax train --resume"):
+        runs.complete_run("cpo", started, TOY_ENV_ID, tmp_path)
+    assert (tmp_path / ckpt.CONFIG_FILE).exists()  # nothing was removed or rewritten
+
