@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
-from crax.runs.checkpoint import CONFIG_FILE, config_from_dict, read_config  # noqa: E402
+from crax.runs.checkpoint import CONFIG_FILE, stored_differences  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
 from crax.studies.collect import read_result, training_seconds  # noqa: E402
@@ -155,9 +155,7 @@ def train_one(args: Args, name: str, steps: int, overrides: dict[str, object]) -
     config = cls.Config(**{**overrides, "total_steps": steps, "num_seeds": args.num_seeds, "num_evals": args.num_evals})
     run_dir = RUNS / f"{args.env}-{name}"
     if (run_dir / CONFIG_FILE).exists():  # resumed or reused: only a longer budget may differ
-        stored = config_from_dict(cls.Config, read_config(run_dir)["config"])
-        changed = {f.name: (getattr(stored, f.name), getattr(config, f.name)) for f in dataclasses.fields(config)
-                   if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)}
+        changed = stored_differences(run_dir, config)
         if changed:
             raise SystemExit(f"{run_dir} was trained with other settings {changed} (stored, asked); delete it "
                              "to train again")

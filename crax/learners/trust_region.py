@@ -240,10 +240,10 @@ class TrustRegionPPO(ConstrainedPPO):
 class Linearized:
     """The reward and cost surrogates around θ_old in the quantities of CPO's and PCPO's closed forms:
     g, b the gradients of the reward and cost surrogates; x ≈ H⁻¹g, p ≈ H⁻¹b (CG on the damped Fisher
-    H); q = xᵀHx, r = gᵀp, s = bᵀp; c the constraint's value as ``constraint_value`` asks: by default in
-    the cost surrogate's units, v / ``cost_scale`` (the per-step violation over the scale the cost
-    advantages were normalized by), so the linearized constraint c + bᵀΔθ ≤ 0 asks the predicted change
-    of the per-step cost to stay within the bound."""
+    H); q = xᵀHx, r = gᵀp, s = bᵀp; c the constraint's value in the cost surrogate's units, as
+    ``constraint_value`` asks: T·v / ``cost_scale`` by default (the episode's excess over the scale the
+    cost advantages were normalized by), or v / ``cost_scale`` (``per-step``), with which the linearized
+    constraint c + bᵀΔθ ≤ 0 asks the predicted change of the per-step cost to stay within the bound."""
 
     g: jax.Array
     b: jax.Array

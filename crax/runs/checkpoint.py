@@ -130,6 +130,14 @@ def config_from_dict(config_cls: type, values: dict[str, Any]):
         raise ValueError(f"invalid config for {config_cls.__qualname__}: {e}") from None
 
 
+def stored_differences(run_dir: str | os.PathLike, config: Any) -> dict[str, tuple[Any, Any]]:
+    """The fields, ``total_steps`` aside, where ``config`` differs from the config stored in ``run_dir``
+    (read as :func:`config_from_dict` reads it), each as ``(stored, asked)``."""
+    stored = config_from_dict(type(config), read_config(run_dir)["config"])
+    return {f.name: (getattr(stored, f.name), getattr(config, f.name)) for f in dataclasses.fields(config)
+            if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)}
+
+
 def _path_key(path) -> str:
     return "/".join(str(getattr(p, "key", getattr(p, "idx", getattr(p, "name", p)))) for p in path)
 

@@ -15,7 +15,6 @@ reports progress; everything per step runs inside the learner family's trainer's
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import sys
 import time
@@ -195,13 +194,10 @@ def _check_same_settings(run_dir: Path, config: Any) -> None:
     """ValueError naming the fields where ``config`` differs from the stored run's (``total_steps``
     aside), so that a run is never continued with settings it did not start with (e.g. after a
     learner's default changed between the start and the resume of a sweep's cell)."""
-    record = ckpt.read_config(run_dir)
-    stored = ckpt.config_from_dict(get_learner(record["learner"]).Config, record["config"])
-    if type(config) is not type(stored):
+    if type(config) is not get_learner(ckpt.read_config(run_dir)["learner"]).Config:
         return  # another learner: train() names that error
-    differ = [f"{f.name}: stored {getattr(stored, f.name)!r}, asked {getattr(config, f.name)!r}"
-              for f in dataclasses.fields(stored)
-              if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)]
+    differ = [f"{name}: stored {stored!r}, asked {asked!r}"
+              for name, (stored, asked) in ckpt.stored_differences(run_dir, config).items()]
     if differ:
         raise ValueError(f"run {str(run_dir)!r} was started with other settings ({'; '.join(differ)}); finish it "
                          f"as it started with `crax train --resume {run_dir}`, or move it away to train it anew")
