@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
+from crax.tasks.compose import parse_assignments  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -76,18 +77,12 @@ def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
 
 
 def parse_field_values(pairs: tuple[str, ...]) -> dict[str, object]:
-    """``FIELD=VALUE`` pairs, values read as JSON where they parse (numbers, booleans), else as text
-    (the benchmarks' one reader of ``--set``: off_policy_layouts.py and sample_efficiency.py use it too)."""
-    out = {}
-    for pair in pairs:
-        field, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects FIELD=VALUE, got {pair!r}")
-        try:
-            out[field] = json.loads(value)
-        except json.JSONDecodeError:
-            out[field] = value
-    return out
+    """``FIELD=VALUE`` pairs as ``crax sweep --set`` reads them (the benchmarks' one reader of ``--set``:
+    off_policy_layouts.py and sample_efficiency.py use it too)."""
+    try:
+        return parse_assignments(pairs, "--set")
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
 
 
 def main(args: Args) -> None:

@@ -87,12 +87,19 @@ class SweepCmd:
     """Add a registered constraint term to every env: NAME or NAME:param=value,..., e.g. action_energy:weight=0.05."""
     sensor: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
     """Add a registered sensor to every env's observation: NAME or NAME:param=value,..."""
+    set: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """Set any other learner config field for every cell: FIELD=VALUE, e.g. --set constraint_value=per-step
+    (every learner of the sweep must have the field; fields: crax train LEARNER --help)."""
 
     def run(self) -> None:
         from crax.studies.sweep import sweep
-        from crax.tasks.compose import parse_flags
+        from crax.tasks.compose import parse_assignments, parse_flags
 
         overrides = {k: getattr(self, k) for k in _OVERRIDES if getattr(self, k) is not None}
+        for field, value in parse_assignments(self.set, "--set").items():
+            if field in _OVERRIDES:
+                raise ValueError(f"--set {field}=...: {field} has its own flag, --{field.replace('_', '-')}")
+            overrides[field] = value
         env_kwargs = parse_flags(self.constraint, self.sensor)
         try:
             result = sweep(self.out, self.learners, self.envs, self.safety_bounds, self.num_seeds, overrides,

@@ -172,14 +172,26 @@ def parse_spec(text: str, flag: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"{flag} {text!r}: no name; {form}")
     params: dict[str, Any] = {}
     for item in _split(rest) if rest.strip() else []:
-        key, eq, raw = item.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise ValueError(f"{flag} {text!r}: {item.strip()!r} is not param=value; {form}")
-        if key in params:
-            raise ValueError(f"{flag} {text!r}: {key} is given twice")
-        params[key] = _value(raw.strip())
+        _assign(params, item, f"{flag} {text!r}", "param=value", form)
     return name, params
+
+
+def parse_assignments(texts: Sequence[str], flag: str) -> dict[str, Any]:
+    """``FIELD=VALUE`` flag values (one each) -> ``{FIELD: value}``, values read as in :func:`parse_spec`."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        _assign(out, text, f"{flag} {text!r}", "FIELD=VALUE", f"expected {flag} FIELD=VALUE, e.g. {flag} learning_rate=1e-4")
+    return out
+
+
+def _assign(into: dict[str, Any], item: str, where: str, shape: str, form: str) -> None:
+    key, eq, raw = item.partition("=")
+    key = key.strip()
+    if not eq or not key.isidentifier():
+        raise ValueError(f"{where}: {item.strip()!r} is not {shape}; {form}")
+    if key in into:
+        raise ValueError(f"{where}: {key} is given twice")
+    into[key] = _value(raw.strip())
 
 
 def parse_flags(constraints: Sequence[str] = (), sensors: Sequence[str] = ()) -> dict[str, Any]:

@@ -17,7 +17,13 @@ import crax
 from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.gymnasium import safety as safety_gymnasium
 from crax.suites.safety_gym import SafetyCircle
-from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
+from tests.env.safety_gym_reference import (
+    Replica,
+    assert_recorded_costs,
+    assert_spaces_and_keys,
+    assert_step_costs,
+    case,
+)
 from tests.env.test_safety_ant_goal import BODY, JOINT_ATOL, LIDAR_ATOL, SENSOR_ATOL
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
@@ -57,9 +63,8 @@ def replica(request) -> Replica:
 @pytest.mark.slow
 def test_spaces_timing_and_definitions_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces(env, rec)
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == rec["obs_keys"] and env.observation_size == 56
+    assert_spaces_and_keys(env, rec)
+    assert env.observation_size == 56
     assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"] == 500
     suite = env.suite
     assert suite.sensors[0].max_dist == rec["lidar_max_dist"] and suite.circle.radius == rec["circle_radius"]
@@ -77,23 +82,12 @@ def test_observations_and_costs_on_recorded_states(replica):
         np.testing.assert_allclose(got[:12], ref[:12], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[12:BODY], ref[12:BODY], atol=JOINT_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[BODY:], ref[BODY:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], cost_terms(state)
-        assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
-        for term in terms:  # the raw term is the indicator itself (a step beyond a sigwall costs 1)
-            assert terms[term] == raw[f"cost_{term}"] == c["cost_info"][f"cost_{term}"], (c["name"], term)
-        assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
+        assert_recorded_costs(state, c, counted=("out_of_boundary",))
 
 
 ROLLOUT_LEVELS = [2]
 """The Ant's Circle is stepped at level 2 (both walls; the reward and the Ant's dynamics as at level 0),
 levels 0 and 1 on their recorded states."""
-
-
-def _check_costs(out, c):
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in c["steps"]], err_msg=c["name"])
-    for term in (k for k in c["steps"][0]["cost_info"] if k != "cost_sum"):
-        got = out["metrics"][f"cost/{term.removeprefix('cost_')}"]
-        np.testing.assert_array_equal(got, [s["cost_info"][term] for s in c["steps"]], err_msg=f"{c['name']} {term}")
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -107,12 +101,12 @@ def test_rewards_of_one_step_from_recorded_states(replica):
         np.testing.assert_allclose(out["xy"][0], step["xy"], atol=FLIGHT["xy"], err_msg=name)
         np.testing.assert_allclose(out["obs"][0, 3:6], step["obs"][3:6], atol=FLIGHT["velocimeter"], err_msg=name)
         np.testing.assert_allclose(out["obs"][0, BODY:], step["obs"][BODY:], atol=FLIGHT["lidar"], err_msg=name)
-        _check_costs(out, c)
+        assert_step_costs(out, c)
     c = case(replica.record, "rollouts", "reward_standing_pushed")
     out, (step,) = replica.rollout(c), c["steps"]
     assert out["reward"][0] == pytest.approx(step["reward"], abs=PUSHED["reward"])
     np.testing.assert_allclose(out["xy"][0], step["xy"], atol=PUSHED["xy"])
-    _check_costs(out, c)
+    assert_step_costs(out, c)
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -120,7 +114,7 @@ def test_rewards_of_one_step_from_recorded_states(replica):
 def test_costs_per_step_across_the_sigwalls(replica, name):
     c = case(replica.record, "rollouts", name)
     out = replica.rollout(c)
-    _check_costs(out, c)
+    assert_step_costs(out, c)
     assert np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in c["steps"]]), axis=-1).max() < CROSSING_XY
 
 

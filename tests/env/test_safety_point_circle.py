@@ -22,7 +22,7 @@ from crax.gymnasium.safety.make_args import resolve_id
 from crax.gymnasium.safety.wrappers import _safety_gym_info
 from crax.suites.safety_gym import SafetyCircle
 from crax.suites.task_env import TaskEnv
-from tests.env.safety_gym_reference import Replica, assert_spaces, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces, assert_step_costs, case
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
 
@@ -89,18 +89,7 @@ def test_observations_and_costs_on_recorded_states(replica):
         ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
         np.testing.assert_allclose(got[:12], ref[:12], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[12:], ref[12:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], cost_terms(state)
-        assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
-        for term in terms:  # the raw term is the indicator itself (a step beyond a sigwall costs 1)
-            assert terms[term] == raw[f"cost_{term}"] == c["cost_info"][f"cost_{term}"], (c["name"], term)
-        assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
-
-
-def _check_costs(out, c):
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in c["steps"]], err_msg=c["name"])
-    for term in (k for k in c["steps"][0]["cost_info"] if k != "cost_sum"):
-        got = out["metrics"][f"cost/{term.removeprefix('cost_')}"]
-        np.testing.assert_array_equal(got, [s["cost_info"][term] for s in c["steps"]], err_msg=f"{c['name']} {term}")
+        assert_recorded_costs(state, c, counted=("out_of_boundary",))
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -114,7 +103,7 @@ def test_rewards_of_one_step_from_recorded_states(replica):
         np.testing.assert_allclose(out["xy"][0], step["xy"], atol=STEP_ATOL["xy"], err_msg=name)
         np.testing.assert_allclose(out["obs"][0, 3:6], step["obs"][3:6], atol=STEP_ATOL["velocimeter"], err_msg=name)
         np.testing.assert_allclose(out["obs"][0, 12:], step["obs"][12:], atol=STEP_ATOL["lidar"], err_msg=name)
-        _check_costs(out, c)
+        assert_step_costs(out, c)
 
 
 @pytest.mark.parametrize("replica", ROLLOUT_LEVELS, indirect=True)
@@ -122,7 +111,7 @@ def test_rewards_of_one_step_from_recorded_states(replica):
 def test_costs_per_step_across_the_sigwalls(replica, name):
     c = case(replica.record, "rollouts", name)
     out = replica.rollout(c)
-    _check_costs(out, c)
+    assert_step_costs(out, c)
     assert np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in c["steps"]]), axis=-1).max() < CROSSING["xy"]
     assert np.abs(out["obs"][:, 12:] - np.asarray([s["obs"] for s in c["steps"]])[:, 12:]).max() < CROSSING["lidar"]
     assert np.abs(out["reward"] - np.asarray([s["reward"] for s in c["steps"]])).max() < CROSSING["reward"]

@@ -19,8 +19,7 @@ import crax
 from crax.bodies.safety_racecar import PROXIES, WHEELS, SafetyGymRacecar
 from crax.core.mjx import mjx
 from crax.core.scene import Category
-from crax.gymnasium.env import action_box, observation_box
-from tests.env.safety_gym_reference import Replica, case, cost_terms, load
+from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces_and_keys, case, load
 
 REF = load("safety_gym_racecar_reference.json")
 ID = "SafetyRacecarGoal1-v0"
@@ -32,8 +31,6 @@ MuJoCo 4.0's forward pass and crax's float32 readings): measured ≤ 3.7e-6 (res
 full lock, in the air), 1.6e-5 where a vase presses 3 mm into the bumper."""
 LIDAR_ATOL = 1e-5
 """Pseudo-lidar bins on a set state, the tilted Racecar's included (measured ≤ 6.9e-7)."""
-COST_ATOL = 1e-5
-"""Raw hazard cost (metres inside a hazard; measured ≤ 3.7e-8)."""
 MODEL_RTOL = 1e-6
 """The compiled agent's masses, inertias, poses, joints and actuators against Safety-Gymnasium's."""
 DRIVE = {"short": 15, "xy": 1e-5, "heading": 1e-4, "reward": 1e-5, "lidar": 1e-4,
@@ -55,12 +52,7 @@ def replica() -> Replica:
 
 
 def assert_spaces(env, ref: dict) -> None:
-    for space, box in ((observation_box(env), ref["observation_space"]), (action_box(env), ref["action_space"])):
-        assert list(space.shape) == box["shape"] and str(space.dtype) == box["dtype"], env.id
-        np.testing.assert_array_equal(space.low, np.asarray(box["low"]), err_msg=env.id)
-        np.testing.assert_array_equal(space.high, np.asarray(box["high"]), err_msg=env.id)
-    keys = [list(k) for k in env.body.obs_keys] + [[f"{s.target}_lidar", s.size] for s in env.suite.sensors]
-    assert keys == ref["obs_keys"], env.id  # every key, its size, Safety-Gymnasium's flattened order
+    assert_spaces_and_keys(env, ref)
     assert env.dt == pytest.approx(ref["dt"]) == 0.04 and env.episode_length == ref["num_steps"], env.id
 
 
@@ -116,11 +108,7 @@ def test_observations_and_costs_on_recorded_states(replica):
         ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
         np.testing.assert_allclose(got[:BODY], ref[:BODY], atol=SENSOR_ATOL, err_msg=c["name"])
         np.testing.assert_allclose(got[BODY:], ref[BODY:], atol=LIDAR_ATOL, err_msg=c["name"])
-        raw, terms = c["cost_raw"], cost_terms(state)
-        assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"}, c["name"]
-        assert terms["hazards"] == pytest.approx(raw["cost_hazards"], abs=COST_ATOL), c["name"]
-        assert float(terms["hazards"] > 0) == c["cost_info"]["cost_hazards"], c["name"]
-        assert float(state.cost) == c["cost_info"]["cost_sum"], c["name"]
+        assert_recorded_costs(state, c)
 
 
 @pytest.mark.slow

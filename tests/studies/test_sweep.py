@@ -226,3 +226,31 @@ def test_a_real_local_cell_trains_and_summarizes(tmp_path):
     summary = summary_table([out], reps=10)
     (cell,) = summary.cells
     assert cell.seeds == 2 and cell.return_mean == pytest.approx(np.mean([f["return"] for f in results["final"]]))
+
+
+def test_set_gives_a_learner_specific_field_to_every_cell(tmp_path, monkeypatch, capsys):
+    fake = FakeTrain()
+    monkeypatch.setattr(training, "train", fake)
+    out = tmp_path / "sweep"
+    tiny = [a for k, v in TINY.items() for a in (f"--{k.replace('_', '-')}", *map(str, np.atleast_1d(v)))]
+    base = ["sweep", "--envs", TOY_ENV_ID, "--num-seeds", "1", "--total-steps", "64", *tiny, "--no-progress"]
+    main([*base, "--learners", "cpo", "pcpo", "--out", str(out), "--set", "constraint_value=per-step",
+          "--set", "cg_iterations=5"])
+    for cell in ("ToyEnv-cpo-d25", "ToyEnv-pcpo-d25"):
+        stored = ckpt.read_config(out / cell)["config"]
+        assert (stored["constraint_value"], stored["cg_iterations"]) == ("per-step", 5)
+    assert "overrides: " in capsys.readouterr().out
+    refused = [
+        (["--learners", "ppo-lag", "cpo", "--set", "constraint_value=per-step"],
+         "unknown config field(s) ['constraint_value'] for learner 'ppo-lag'"),
+        (["--learners", "cpo", "--set", "constraint_value=clipped"], "'constraint_value' must be one of per-step, episode"),
+        (["--learners", "cpo", "--set", "total_steps=100"], "total_steps has its own flag, --total-steps"),
+        (["--learners", "cpo", "--set", "cg_iterations"], "'cg_iterations' is not FIELD=VALUE"),
+        (["--learners", "cpo", "--set", "cg_iterations=5", "--set", "cg_iterations=6"], "cg_iterations is given twice"),
+    ]
+    for args, message in refused:
+        with pytest.raises(SystemExit) as exc:
+            main([*base, *args, "--out", str(tmp_path / "other")])
+        assert exc.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
