@@ -218,6 +218,16 @@ def cost_terms(state) -> dict[str, float]:
     return {k.removeprefix("cost/"): float(v) for k, v in state.metrics.items() if k.startswith("cost/")}
 
 
+def assert_arena(env, rec: dict[str, Any]) -> None:
+    """:func:`assert_spaces_and_keys`, and the env's step time, episode length, object counts (the goal
+    aside) and arena extent equal a recorded id's."""
+    assert_spaces_and_keys(env, rec)
+    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
+    counts = {label: p.count for label, p in env.suite.objects.items() if label != "goal"}
+    assert {k: v for k, v in rec["counts"].items() if v} == counts
+    assert env.suite.extent == rec["extents"][2]
+
+
 COST_ATOL = 1e-5
 """Tolerance of the hazards' raw cost (metres inside a hazard; float32 against float64: measured ≤ 4e-8 on
 the Point's, Ant's and Racecar's records)."""
@@ -246,6 +256,16 @@ def assert_step_costs(out: dict[str, np.ndarray], c: dict[str, Any]) -> None:
     for term in (k for k in c["steps"][0]["cost_info"] if k != "cost_sum"):
         got = out["metrics"][f"cost/{term.removeprefix('cost_')}"]
         np.testing.assert_array_equal(got, [s["cost_info"][term] for s in c["steps"]], err_msg=f"{c['name']} {term}")
+
+
+def lidar_slices(record: dict[str, Any]) -> dict[str, slice]:
+    """Each lidar's bins in a recorded id's flattened observation, by key (``"hazards_lidar"``)."""
+    out, start = {}, 0
+    for key, size in record["obs_keys"]:
+        if key.endswith("_lidar"):
+            out[key] = slice(start, start + size)
+        start += size
+    return out
 
 
 def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:

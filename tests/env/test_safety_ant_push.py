@@ -17,7 +17,7 @@ import crax
 from crax.bodies.safety_navigation_ant import SafetyGymNavigationAnt
 from crax.gymnasium import safety as safety_gymnasium
 from crax.suites.safety_gym import SafetyPush
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces_and_keys, case
+from tests.env.safety_gym_reference import Replica, assert_arena, assert_recorded_costs, case
 from tests.env.test_safety_ant_goal import BODY, JOINT_ATOL, LIDAR_ATOL, SENSOR_ATOL
 
 PILLAR_ACCEL_RTOL = 0.05
@@ -57,11 +57,8 @@ def replica(request) -> Replica:
 
 def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces_and_keys(env, rec)
-    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"] == 1000
-    counts = {label: p.count for label, p in env.suite.objects.items()}
-    assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}
-    assert env.suite.extent == rec["extents"][2]
+    assert_arena(env, rec)
+    assert env.episode_length == 1000
     box = env.mj_model.body("push_box")
     assert box.mass[0] == pytest.approx(rec["box"]["mass"], rel=1e-9)
     np.testing.assert_allclose(box.inertia, rec["box"]["inertia"], rtol=1e-9)

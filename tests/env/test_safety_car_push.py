@@ -15,7 +15,7 @@ import crax
 from crax.bodies.safety_car import SafetyGymCar
 from crax.gymnasium import safety as safety_gymnasium
 from crax.suites.safety_gym import SafetyPush
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces_and_keys, case
+from tests.env.safety_gym_reference import Replica, assert_arena, assert_recorded_costs, case
 from tests.env.test_safety_car_goal import (
     BALL_ATOL,
     BODY,
@@ -55,11 +55,8 @@ def replica(request) -> Replica:
 
 def test_spaces_timing_keys_and_the_cars_box_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces_and_keys(env, rec)
-    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"] == 1000
-    counts = {label: p.count for label, p in env.suite.objects.items()}
-    assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}
-    assert env.suite.extent == rec["extents"][2]
+    assert_arena(env, rec)
+    assert env.episode_length == 1000
     box = env.suite.push_box  # Safety-Gymnasium gives the Car its own box: half-size 0.125, 0.0156 g
     assert (box.size, box.keepout) == (0.125, 0.125)
     # (the Car's records keep 9 significant digits)

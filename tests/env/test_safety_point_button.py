@@ -21,7 +21,14 @@ from crax.objects.placement import layout_fits, sample_fitting_layout, sample_la
 from crax.suites.safety_gym import SafetyButton
 from crax.suites.task_env import TaskEnv
 from tests import trees
-from tests.env.safety_gym_reference import ButtonReplica, assert_recorded_costs, assert_spaces, case, cost_terms
+from tests.env.safety_gym_reference import (
+    ButtonReplica,
+    assert_arena,
+    assert_recorded_costs,
+    case,
+    cost_terms,
+    lidar_slices,
+)
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
 
@@ -63,26 +70,10 @@ def replica(request) -> ButtonReplica:
     return ButtonReplica(f"SafetyPointButton{request.param}-v0")
 
 
-def _lidar_slices(record) -> dict[str, slice]:
-    out, start = {}, 0
-    for key, size in record["obs_keys"]:
-        if key.endswith("_lidar"):
-            out[key] = slice(start, start + size)
-        start += size
-    return out
-
-
 @pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces(env, rec)
-    assert env.observation_size == sum(n for _, n in rec["obs_keys"])
-    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
-    lidars = [k.removesuffix("_lidar") for k, _ in rec["obs_keys"] if k.endswith("_lidar")]
-    assert [s.target for s in env.suite.sensors] == lidars  # Safety-Gymnasium's key order
-    counts = {label: p.count for label, p in env.suite.objects.items()}
-    assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}
-    assert env.suite.extent == rec["extents"][2]
+    assert_arena(env, rec)
 
 
 @pytest.mark.slow
@@ -120,14 +111,14 @@ def test_presses_timer_rewards_and_costs_on_recorded_rollouts(replica, name):
         for key, v in out["metrics"].items():  # each term's indicator, as Safety-Gymnasium's info reports it
             if key.startswith("cost/"):
                 assert float(v[i] > 0) == s["cost_info"].get(key.replace("/", "_"), 0.0), (name, i, key)
-        for key, part in _lidar_slices(replica.record).items():
+        for key, part in lidar_slices(replica.record).items():
             if key == "goal_lidar" and s["goal_met"] and out["own_goal_button"][i] != s["goal_button"]:
                 continue  # crax drew another goal button on this press (synchronised from the next step)
             np.testing.assert_allclose(out["obs"][i][part], np.asarray(s["obs"])[part], atol=ROLLOUT_LIDAR_ATOL,
                                        err_msg=f"{name} {i} {key}")
     if name == "press_goal_button":  # the buttons lidar reads 0 from the press until the timer has run out
         press = int(np.argmax(met))
-        buttons = _lidar_slices(replica.record)["buttons_lidar"]
+        buttons = lidar_slices(replica.record)["buttons_lidar"]
         blank = [not np.any(out["obs"][i][buttons]) for i in range(len(steps))]
         assert blank == [press <= i < press + 10 for i in range(len(steps))]
 
@@ -146,7 +137,7 @@ def test_gremlins_circle_as_recorded(replica):
     ref_xy = np.asarray([s["gremlins"] for s in steps])[:, :placed, :2]
     assert np.abs(ref_xy - anchors).max() > 0.3  # they do move: a full jump of `travel` and then along the circle
     np.testing.assert_allclose(out["gremlins"][:, :placed], ref_xy, atol=GREMLIN_ATOL)
-    part = _lidar_slices(replica.record)["gremlins_lidar"]
+    part = lidar_slices(replica.record)["gremlins_lidar"]
     np.testing.assert_allclose(out["obs"][:, part], np.asarray([s["obs"] for s in steps])[:, part],
                                atol=GREMLIN_LIDAR_ATOL)
     assert not out["cost"].any() and not any(s["cost"] for s in steps)

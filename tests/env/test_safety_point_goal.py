@@ -20,7 +20,7 @@ from crax.gymnasium.safety.make_args import resolve_id
 from crax.suites.safety_gym import SafetyGoal
 from crax.suites.task_env import TaskEnv
 from tests import trees
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_arena, assert_recorded_costs, case, cost_terms, lidar_slices
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 5e-6)."""
@@ -50,23 +50,7 @@ def replica(request) -> Replica:
 @pytest.mark.slow
 def test_spaces_timing_and_keys_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces(env, rec)
-    assert env.observation_size == sum(n for _, n in rec["obs_keys"])
-    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
-    lidars = [k.removesuffix("_lidar") for k, _ in rec["obs_keys"] if k.endswith("_lidar")]
-    assert [s.target for s in env.suite.sensors] == lidars  # Safety-Gymnasium's key order
-    counts = {label: p.count for label, p in env.suite.objects.items()}
-    assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}
-    assert env.suite.extent == rec["extents"][2]
-
-
-def _lidar_slices(record) -> dict[str, slice]:
-    out, start = {}, 0
-    for key, size in record["obs_keys"]:
-        if key.endswith("_lidar"):
-            out[key] = slice(start, start + size)
-        start += size
-    return out
+    assert_arena(env, rec)
 
 
 @pytest.mark.slow
@@ -106,7 +90,7 @@ def _check_rollout(replica, name):
     np.testing.assert_allclose(out["reward"][:last], [s["reward"] for s in c["steps"]][:last], atol=REWARD_ATOL)
     np.testing.assert_array_equal(out["metrics"]["goals_reached"][:last], np.asarray(met[:last], np.float32))
     np.testing.assert_array_equal(out["cost"], [s["cost"] for s in c["steps"]])
-    lidars = _lidar_slices(replica.record)
+    lidars = lidar_slices(replica.record)
     for i, s in enumerate(c["steps"][:last]):
         for key, part in lidars.items():
             if "obs" in s and (key != "vases_lidar" or i == 0):  # a kicked vase's flight: see VASE_LIDAR_ATOL

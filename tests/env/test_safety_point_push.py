@@ -24,7 +24,7 @@ from crax.gymnasium.registration import register_envs
 from crax.suites.safety_gym import SafetyPush
 from crax.suites.task_env import TaskEnv
 from tests import trees
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces, case, cost_terms
+from tests.env.safety_gym_reference import Replica, assert_arena, assert_recorded_costs, case, cost_terms
 
 SENSOR_ATOL = 1e-4
 """Body sensors on a set state (MuJoCo 2.3.3 in float64 vs MJX in float32; measured ≤ 4e-6)."""
@@ -70,14 +70,7 @@ def replica(request) -> Replica:
 @pytest.mark.slow
 def test_spaces_timing_keys_and_box_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    assert_spaces(env, rec)
-    assert env.observation_size == sum(n for _, n in rec["obs_keys"])
-    assert env.dt == pytest.approx(rec["dt"]) and env.episode_length == rec["num_steps"]
-    lidars = [k.removesuffix("_lidar") for k, _ in rec["obs_keys"] if k.endswith("_lidar")]
-    assert [s.target for s in env.suite.sensors] == lidars  # Safety-Gymnasium's key order
-    counts = {label: p.count for label, p in env.suite.objects.items()}
-    assert {k: v for k, v in rec["counts"].items() if v} == {k: v for k, v in counts.items() if k != "goal"}
-    assert env.suite.extent == rec["extents"][2]
+    assert_arena(env, rec)
     box = env.mj_model.body("push_box")  # five boxes of density 0.001: MuJoCo's mass and inertia from them
     assert box.mass[0] == pytest.approx(rec["box"]["mass"], rel=1e-9)
     np.testing.assert_allclose(box.inertia, rec["box"]["inertia"], rtol=1e-9)
