@@ -21,6 +21,7 @@ import io
 import itertools
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -274,7 +275,8 @@ def summary_table(paths: Iterable[str | Path], out: str | Path | None = None, *,
                   reps: int = stats.BOOTSTRAP_REPS) -> Summary:
     """Summarizes the finished runs in ``paths`` (run folders or sweep folders).
 
-    ``out`` (a path prefix) writes ``<out>.csv``, ``<out>.json`` and ``<out>.md``. ``policy``
+    ``out`` (a path prefix) writes ``<out>.csv``, ``<out>.json`` and ``<out>.md``, naming run folders
+    relative to their folder. ``policy``
     (``"stochastic"``/``"deterministic"``) overrides each run's judged policy.
     """
     results, skipped = [], []
@@ -290,8 +292,19 @@ def summary_table(paths: Iterable[str | Path], out: str | Path | None = None, *,
 
         prefix = Path(out)
         prefix.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(prefix.with_name(prefix.name + ".csv"), to_csv(summary).encode())
+        portable = _relative_to(summary, prefix.parent.resolve())
+        atomic_write_bytes(prefix.with_name(prefix.name + ".csv"), to_csv(portable).encode())
         atomic_write_bytes(prefix.with_name(prefix.name + ".json"),
-                           (json.dumps(summary.to_dict(), indent=2) + "\n").encode())
-        atomic_write_bytes(prefix.with_name(prefix.name + ".md"), to_markdown(summary).encode())
+                           (json.dumps(portable.to_dict(), indent=2) + "\n").encode())
+        atomic_write_bytes(prefix.with_name(prefix.name + ".md"), to_markdown(portable).encode())
     return summary
+
+
+def _relative_to(summary: Summary, base: Path) -> Summary:
+    """``summary`` with its run folders named relative to ``base`` (the written files' folder), so that
+    the files stay right when the folder moves with its runs or is committed."""
+    def rel(path: str) -> str:
+        return os.path.relpath(path, base)
+
+    cells = [dataclasses.replace(c, runs=tuple(map(rel, c.runs))) for c in summary.cells]
+    return dataclasses.replace(summary, cells=cells, skipped=[rel(p) for p in summary.skipped])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,11 @@ def test_files_and_policy_choice(study, tmp_path):
     data = json.loads((tmp_path / "out" / "table.json").read_text())
     assert data["learners"]["ppo-lag"]["total"] == {"cells": 1, "wins": 1, "safe": 1}
     assert data["cells"][1]["return_ci"] == pytest.approx([9 - T_975_2 / math.sqrt(3), 9 + T_975_2 / math.sqrt(3)])
+    # run folders named relative to the files' folder (they move with it), the returned summary's absolute
+    assert [Path(r).is_absolute() for c in s.cells for r in c.runs] == [True] * sum(len(c.runs) for c in s.cells)
+    for row, cell in zip(data["cells"], s.cells, strict=True):
+        assert row["runs"] and [(tmp_path / "out" / r).resolve() for r in row["runs"]] == [Path(r) for r in cell.runs]
+        assert not any(Path(r).is_absolute() for r in row["runs"])
     assert (tmp_path / "out" / "table.md").read_text() == to_markdown(s)
     det = summary_table([study / "b"], policy="deterministic", reps=10)
     assert det.cells[0].return_mean == 108.5 and det.cells[0].cost_mean == 121.0 and det.policy == "deterministic"
