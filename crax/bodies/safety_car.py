@@ -62,9 +62,6 @@ class SafetyGymCar(FreeBody):
     frame_skip = 10
     solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.0
-    healthy_z = None
-    floor_contact = True
-    velocity_threshold = None
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
                 ("ballangvel_rear", 3), ("ballquat_rear", 9))
     """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""

@@ -65,9 +65,6 @@ class SafetyGymDoggo(FreeBody):
     frame_skip = 10
     solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.0
-    healthy_z = None
-    floor_contact = True
-    velocity_threshold = None
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
                 *((f"touch_{s}", 1) for s in TOUCH_SITES), *((f"jointvel_{h}", 1) for h in HINGES),
                 *((f"jointpos_{h}", 2) for h in HINGES))

@@ -55,8 +55,6 @@ class SafetyGymNavigationAnt(FreeBody):
     alive_height = 0.08
     """The torso's height (m) at or below which the Ant is dead (``Ant.is_alive``)."""
     healthy_z = (alive_height, math.inf)
-    floor_contact = True
-    velocity_threshold = None
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
                 *((f"{h}_vel", 1) for h in HINGES), ("agent_pos", 1), ("agent_qvel", 3), *((h, 2) for h in HINGES))
     """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""

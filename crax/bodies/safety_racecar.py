@@ -65,9 +65,6 @@ class SafetyGymRacecar(FreeBody):
     solver_iterations = 100  # not SAFETY_GYM_SOLVER: a struck vase needs them (docs/safety_gymnasium.md)
     ls_iterations = 50
     reset_noise = 0.0
-    healthy_z = None
-    floor_contact = True
-    velocity_threshold = None
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))
     """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
 
