@@ -40,7 +40,8 @@ class RunConfig:
     """Independent seeds trained together under one jax.vmap."""
     iterations_per_call: int = ranged(1, ge=1, integer=True)
     """Training iterations per compiled call (metrics stay per iteration). A call runs whole: an
-    evaluation or checkpoint that falls due inside it happens at its end (two due in one call: one)."""
+    evaluation or checkpoint that falls due inside it happens at its end; a call in which two
+    evaluations fall due ends at the first (a call of that length compiles once more)."""
     checkpoint_every: int = ranged(10, ge=1, integer=True)
     """Write a checkpoint every this many iterations (and always at the end)."""
 

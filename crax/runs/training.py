@@ -58,6 +58,15 @@ def _eval_iterations(total: int, num_evals: int) -> set[int]:
     return {max(1, round(total * (k + 1) / num_evals)) for k in range(num_evals)} if num_evals else set()
 
 
+def _call_length(it: int, per_call: int, stage_end: int, eval_iters: set[int]) -> int:
+    """Iterations of the compiled call that starts after iteration ``it``: ``per_call`` (fewer at the
+    end of a stage), ended at the first evaluation due inside it when another is due there too, so
+    that every evaluation runs (a call of another length compiles once more)."""
+    n = min(per_call, stage_end - it)
+    due = sorted(e for e in eval_iters if it < e <= it + n)
+    return due[0] - it if len(due) > 1 else n
+
+
 INIT_PARTS = ("actor", "reward_critic", "normalizer")
 """What a run initialised from another (``init_from``) copies by default: the policy, the reward
 critic and the observation normalizer; the cost critic, multipliers and optimizer start fresh."""
@@ -343,7 +352,7 @@ def _train_loop(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[Ba
             if stage != state_stage:
                 state, state_stage = enter(stage, state), stage
             trainer = trainers[stage]
-            n = min(config.iterations_per_call, bounds[stage + 1] - it)
+            n = _call_length(it, config.iterations_per_call, bounds[stage + 1], eval_iters)
             trainer.compile(state, n)  # compile time stays out of the steps/s figure
             t0 = time.perf_counter()
             new_state, metrics = trainer.run(state, n)

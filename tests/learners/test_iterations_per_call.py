@@ -15,6 +15,7 @@ from flax import nnx
 from crax import runs as crax_runs
 from crax.learners import PPO, Multiplier, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
+from crax.runs import training
 from crax.runs.metrics import read_metrics
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
@@ -72,6 +73,26 @@ def test_a_call_runs_whole_so_what_falls_due_inside_it_happens_at_its_end(runs):
     run_dir, _ = runs[3]
     assert eval_steps(run_dir) == [3 * STEPS_PER_ITER, 4 * STEPS_PER_ITER]
     assert [s for s, _ in ckpt.checkpoints(run_dir)] == [3 * STEPS_PER_ITER, 4 * STEPS_PER_ITER]
+
+
+def test_a_call_with_two_evaluations_due_ends_at_the_first_so_every_one_runs(tmp_path):
+    # 3 per call, evaluations due at 1, 2, 3 and 4: each call is cut at the first one due in it
+    config = tiny(PPOLag.Config, total_steps=ITERATIONS * STEPS_PER_ITER, num_evals=4, checkpoint_every=10,
+                  lambda_lr=0.5, iterations_per_call=3)
+    crax_runs.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
+    assert eval_steps(tmp_path / "r") == [i * STEPS_PER_ITER for i in range(1, ITERATIONS + 1)]
+    assert [r["step"] for r in training_records(tmp_path / "r")] == [i * STEPS_PER_ITER for i in range(1, 5)]
+
+
+@pytest.mark.parametrize(("start", "stage_end", "evals", "length"), [
+    (0, 100, {5, 10}, 5),        # two due in a call of 10: ends at the first
+    (0, 100, {12}, 10),          # one due after it: a whole call
+    (0, 100, {7}, 10),           # one due inside: a whole call, the evaluation at its end
+    (95, 100, {96, 97}, 1),      # the stage's end shortens it, then two due: ends at 96
+    (0, 100, set(), 10),
+])
+def test_call_length(start, stage_end, evals, length):
+    assert training._call_length(start, 10, stage_end, evals) == length
 
 
 class PoisonedPPO(PPO):
