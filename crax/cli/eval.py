@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from crax.cli.common import fail
-from crax.learners.trainer import EVAL_POLICIES
+from crax.learners.config import EVAL_POLICIES, EvalPolicy
 from crax.runs.evaluation import eval_video, evaluate
 
 
@@ -23,7 +23,7 @@ class EvalArgs:
     """Episodes per trained seed and policy (run in parallel)."""
     seed: int = 0
     """Random seed of the evaluation episodes."""
-    policy: Literal["stochastic", "deterministic"] | None = None
+    policy: EvalPolicy | None = None
     """Policy the safe verdict is taken on (default: the run's eval_policy, stochastic unless changed)."""
     json: bool = False
     """Print the result as JSON."""

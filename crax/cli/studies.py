@@ -11,6 +11,7 @@ import tyro
 
 from crax.cli import train as train_cli
 from crax.cli.common import Steps
+from crax.learners.config import EvalPolicy
 from crax.studies.curriculum import curriculum
 from crax.studies.transfer import transfer
 
@@ -71,7 +72,7 @@ class SweepCmd:
     """Evaluations during training (the last one is the cell's result)."""
     eval_envs: int | None = None
     """Episodes per evaluation."""
-    eval_policy: Literal["stochastic", "deterministic"] | None = None
+    eval_policy: EvalPolicy | None = None
     """Policy the final verdict uses."""
     seed: int | None = None
     """Random seed of every cell (its seeds are split from it)."""
@@ -126,7 +127,7 @@ class TableCmd:
     """Run folders and/or sweep folders."""
     out: str | None = None
     """Path prefix: writes PREFIX.csv, PREFIX.json and PREFIX.md."""
-    policy: Literal["stochastic", "deterministic"] | None = None
+    policy: EvalPolicy | None = None
     """Evaluated policy to summarize (default: each run's own eval_policy)."""
     reps: int = 2000
     """Bootstrap replicates of the IQM and P(X > Y) intervals."""

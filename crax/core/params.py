@@ -15,8 +15,10 @@ when the config is built) checks them all.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -175,10 +177,27 @@ def ranged(default: Any, *, gt: float | None = None, ge: float | str | None = No
     return dataclasses.field(default=default, metadata={"range": valid})
 
 
+@functools.cache
+def _choice_fields(cls: type) -> dict[str, tuple[Any, ...]]:
+    """The fields of the dataclass ``cls`` annotated with a ``Literal``, and its choices (none when an
+    annotation cannot be resolved, e.g. a plugin's name imported only for type checkers)."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):
+        return {}
+    return {f.name: typing.get_args(hints[f.name]) for f in dataclasses.fields(cls)
+            if typing.get_origin(hints[f.name]) is typing.Literal}
+
+
 def check_fields(config: Any) -> None:
     """Raises ValueError naming the first field of the dataclass ``config`` outside its declared
-    :class:`Range` (a tuple field: any element outside it), with the valid range and the value given.
+    :class:`Range` (a tuple field: any element outside it) or its ``Literal`` choices, with the valid
+    range or choices and the value given.
     Ranges that name another field are checked last, so a bad value is reported on its own field."""
+    for name, choices in _choice_fields(type(config)).items():
+        value = getattr(config, name)
+        if value not in choices:
+            raise ValueError(f"config field {name!r} must be one of {', '.join(map(str, choices))}, got {value!r}")
     ranged_fields = [f for f in dataclasses.fields(config) if "range" in f.metadata]
     for f in sorted(ranged_fields, key=lambda f: f.metadata["range"].names_a_field):
         valid: Range = f.metadata["range"]

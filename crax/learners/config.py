@@ -9,11 +9,12 @@ whole when it is built, and a bad value is a ValueError naming the field and its
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Literal, get_args
 
 from crax.core.params import check_fields, ranged
 
-EVAL_POLICIES = ("stochastic", "deterministic")
+EvalPolicy = Literal["stochastic", "deterministic"]
+EVAL_POLICIES: tuple[EvalPolicy, ...] = get_args(EvalPolicy)
 """The policies every evaluation runs: sampled actions, and the mean action."""
 
 
@@ -28,7 +29,7 @@ class RunConfig:
     """Evaluations during training (evenly spaced, the last at the end); 0 disables."""
     eval_envs: int = ranged(128, ge=1, integer=True)
     """Episodes (parallel envs) per evaluation, run with both the stochastic and the deterministic policy."""
-    eval_policy: Literal["stochastic", "deterministic"] = "stochastic"
+    eval_policy: EvalPolicy = "stochastic"
     """Which evaluated policy the final report and the safe verdict use (the constraint is optimised
     for the stochastic one)."""
     num_devices: int = ranged(0, ge=0, integer=True)
@@ -48,9 +49,6 @@ class RunConfig:
     def __post_init__(self) -> None:
         """Checks every field of the config (a subclass's too) against its declared range."""
         check_fields(self)
-        if self.eval_policy not in EVAL_POLICIES:
-            raise ValueError(f"config field 'eval_policy' must be 'stochastic' or 'deterministic', got "
-                             f"{self.eval_policy!r}")
 
     @property
     def steps_per_iteration(self) -> int:

@@ -52,7 +52,7 @@ class TrustRegionConfig(PPOConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-CONSTRAINT_VALUES = ("per-step", "episode")
+ConstraintValue = Literal["per-step", "episode"]
 """The measures of c, the linearized constraint's value, that CPO and PCPO take (``constraint_value``)."""
 
 
@@ -60,7 +60,7 @@ CONSTRAINT_VALUES = ("per-step", "episode")
 class LinearizedConfig(TrustRegionConfig):
     """The fields of the learners that step on the linearized constraint c + bᵀΔθ ≤ 0 (CPO, PCPO)."""
 
-    constraint_value: Literal["per-step", "episode"] = "episode"
+    constraint_value: ConstraintValue = "episode"
     """How c is measured, in the units of the cost surrogate b is the gradient of (cost advantages divided
     by their standard deviation σ_c). ``episode``: the episode cost over the bound, T·v, against per-step
     advantages, as T·v/σ_c (OmniSafe's ``cpo.py`` and ``pcpo.py`` since 2023, EpCost − limit beside
@@ -71,12 +71,6 @@ class LinearizedConfig(TrustRegionConfig):
 
     stored_defaults: ClassVar[dict[str, object]] = {"constraint_value": "per-step"}
     """What a run stored before the field existed ran with (read by ``crax.runs.checkpoint.config_from_dict``)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.constraint_value not in CONSTRAINT_VALUES:
-            raise ValueError(f"config field 'constraint_value' must be one of {', '.join(CONSTRAINT_VALUES)}, got "
-                             f"{self.constraint_value!r}")
 
 
 def fisher_operator(dist_fn: Callable[[jax.Array], tuple[jax.Array, jax.Array]], theta: jax.Array,

@@ -87,6 +87,9 @@ def test_a_value_outside_the_range_names_the_field_and_the_range(cls, field):
     (CPO, dict(backtrack_coef=1.0), r"'backtrack_coef' must be in \(0, 1\), got 1.0"),
     (PCPO, dict(backtrack_coef=0.0), r"'backtrack_coef' must be in \(0, 1\), got 0.0"),
     (TRPOLag, dict(backtrack_steps=0), r"'backtrack_steps' must be an integer >= 1, got 0"),
+    # a Literal field, checked against its own choices (every learner's, the family's)
+    (PPO, dict(eval_policy="greedy"), r"'eval_policy' must be one of stochastic, deterministic, got 'greedy'"),
+    (PCPO, dict(constraint_value="window"), r"'constraint_value' must be one of per-step, episode, got 'window'"),
 ])
 def test_trial_findings_are_rejected(cls, changes, message):
     with pytest.raises(ValueError, match=message):
