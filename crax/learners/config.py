@@ -47,7 +47,7 @@ class RunConfig:
     """Write a checkpoint every this many iterations (and always at the end)."""
 
     def __post_init__(self) -> None:
-        """Checks every field of the config (a subclass's too) against its declared range."""
+        """Checks every field of the config (a subclass's too) against its declared range or choices."""
         check_fields(self)
 
     @property
