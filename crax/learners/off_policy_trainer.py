@@ -105,14 +105,20 @@ class OffPolicyTrainer(BaseTrainer):
         c = self.config
         keys = jax.vmap(lambda k: jax.random.split(k, 3))(ts.key)
         env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1], ts.env_steps, c.unroll_length)
-        model, replay, metrics = jax.vmap(self._learn)(ts.model, ts.replay, tr, keys[:, 2])
+        # Every seed's buffer fills alike, so one unbatched flag decides: the updates' lax.cond stays
+        # a branch under vmap and skips them before learning_starts rather than computing and discarding.
+        inserted = tr.reward.shape[1] * tr.reward.shape[2]
+        ready = jnp.min(jnp.minimum(ts.replay.size + inserted, c.buffer_size)) >= c.learning_starts
+        model, replay, metrics = jax.vmap(self._learn, in_axes=(0, 0, 0, 0, None))(
+            ts.model, ts.replay, tr, keys[:, 2], ready)
         steps = jnp.asarray(c.steps_per_iteration, jnp.int32)
         new = OffPolicyState(model=model, env=env_state, key=keys[:, 0], env_steps=ts.env_steps + steps,
                              iteration=ts.iteration + 1, replay=replay)
         return new, metrics
 
-    def _learn(self, model, replay: ReplayBuffer, tr: Transition, key: jax.Array):
-        """One seed's update from its rollout ``(T, N, ...)``: normalizer, multiplier, buffer, gradient steps."""
+    def _learn(self, model, replay: ReplayBuffer, tr: Transition, key: jax.Array, ready: jax.Array):
+        """One seed's update from its rollout ``(T, N, ...)``: normalizer, multiplier, buffer, and the
+        gradient steps if ``ready`` (the buffer holds ``learning_starts`` transitions once this rollout is in)."""
         c = self.config
         learner, optimizers = nnx.merge(self.graphdef, model)
         if c.normalize_observations:
@@ -120,8 +126,7 @@ class OffPolicyTrainer(BaseTrainer):
         violation = learner.violation(tr.cost.mean(axis=(0, 1)))
         learner.multiplier_update(violation)
         replay = replay.insert(n_step_transitions(tr, c.n_step, c.discounting))
-        before = jax.tree.map(lambda x: x, nnx.state((learner, optimizers)))  # values now, not the live variables
-        graphdef, _ = nnx.split((learner, optimizers))
+        graphdef, before = nnx.split((learner, optimizers))
 
         def step(state, x):
             k, i = x
@@ -131,14 +136,20 @@ class OffPolicyTrainer(BaseTrainer):
             return nnx.state((learner, optimizers)), metrics
 
         steps = (jax.random.split(key, c.updates_per_iteration), jnp.arange(c.updates_per_iteration))
-        updated, update_metrics = jax.lax.scan(step, before, steps)
-        ready = replay.size >= c.learning_starts
-        new_model = jax.tree.map(lambda new, old: jnp.where(ready, new, old), updated, before)
+
+        def train(state):
+            return jax.lax.scan(step, state, steps)
+
+        def skip(state):
+            shapes = jax.eval_shape(train, state)[1]
+            return state, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+
+        new_model, update_metrics = jax.lax.cond(ready, train, skip, before)
         metrics = {
             **episode_metrics(tr),
             "constraint/violation": violation,
             **{f"multiplier/{k}": v for k, v in learner.multipliers().items()},
-            **jax.tree.map(lambda m: jnp.where(ready, m.mean(), 0.0), update_metrics),
+            **jax.tree.map(lambda m: m.mean(), update_metrics),
             "replay/size": replay.size.astype(jnp.float32),
         }
         metrics = expand_terms(metrics, self.cost_terms)

@@ -246,6 +246,23 @@ def test_per_term_budgets_keep_one_multiplier_and_one_cost_output_per_term(tmp_p
     assert state.replay.data["cost"].shape[-1] == 1
 
 
+def test_no_gradient_step_is_taken_until_the_buffer_holds_learning_starts_transitions():
+    """32 transitions an iteration, learning_starts 64: the first iteration leaves the networks and
+    their optimizers as they were and logs zero losses; the second updates them."""
+    trainer = make_trainer(SACLag, small(SACLag, total_steps=2 * 32), ToyEnv())
+    start = trainer.init(jax.random.key(0))
+    critics = lambda state: nnx.state(trainer.learner(state).critics)  # noqa: E731
+    first, metrics = trainer.run(start, 1)
+    assert int(first.replay.size[0]) == 32
+    for a, b in zip(jax.tree.leaves(critics(start)), jax.tree.leaves(critics(first)), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert float(np.abs(np.asarray(metrics["loss/critic_reward"])).max()) == 0.0
+    second, metrics = trainer.run(first, 1)
+    moved = [not np.array_equal(np.asarray(a), np.asarray(b))
+             for a, b in zip(jax.tree.leaves(critics(first)), jax.tree.leaves(critics(second)), strict=True)]
+    assert any(moved) and float(np.asarray(metrics["loss/critic_reward"]).min()) > 0
+
+
 def test_a_checkpoint_round_trips_the_buffer_bit_for_bit(tmp_path):
     config = small(TD3Lag, total_steps=3 * 32, checkpoint_every=3)
     result = runs.train(TD3Lag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
