@@ -14,7 +14,8 @@ are never typed by hand. Tables:
   physics, one row per env id.
 - ``learning-<ENV>``: ``learning_<ENV>.json`` written by ``benchmarks/learning.py``.
 - ``tau``: ``tau_<Body>.json`` written by ``benchmarks/measure_tau.py``.
-- ``md-<STEM>``: ``<STEM>.md`` as written (``crax table``'s Markdown of a sweep, ``budgets.py``'s table).
+- ``md-<STEM>``: ``<STEM>.md`` as written (``crax table``'s Markdown of a sweep, ``budgets.py``'s table);
+  ``md-head-<STEM>``: the same file up to the end of its first table (``crax table``'s per-cell table).
 - ``gym-vector``: ``gym_vector.jsonl`` (latest row per env and N) written by ``benchmarks/gym_vector.py``.
 - ``relative-<BASE>-<N>``: from ``bench_envs.jsonl``, the latest sitting that measured ``BASE`` at N
   envs: every other env of that sitting at N, its steps/s and its env-step cost relative to BASE's.
@@ -404,6 +405,16 @@ def off_policy_layouts_table(env: str) -> str:
     return "\n".join(lines)
 
 
+def first_table(path: Path) -> str:
+    """A Markdown file up to the end of its first table (its caption and that table, without the rest)."""
+    lines = path.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+    if start is None:
+        raise ValueError(f"{path} has no Markdown table")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[:end])
+
+
 def render(name: str) -> str:
     if name.startswith("off-policy-layouts-"):
         return off_policy_layouts_table(name.removeprefix("off-policy-layouts-"))
@@ -439,9 +450,11 @@ def render(name: str) -> str:
     if name.startswith("relative-"):
         base, _, n = name.removeprefix("relative-").rpartition("-")
         return relative_table(base, int(n))
+    if name.startswith("md-head-"):
+        return first_table(RESULTS / f"{name.removeprefix('md-head-')}.md")
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, md-head-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

@@ -30,6 +30,7 @@ def test_the_tables_are_where_the_pages_show_them():
     names = {p.relative_to(ROOT).as_posix(): {m.group("name") for m in tables.PATTERN.finditer(p.read_text())}
              for p in tables.pages()}
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
+    assert "md-head-trust_region_sweep" in names["README.md"]  # issue 20's sweep of the trust-region learners
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
     assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
@@ -47,6 +48,17 @@ def test_rewrite_replaces_only_between_markers(tmp_path):
     out = tables.rewrite(text)
     assert out.startswith("intro\n<!-- table:tau -->\n| body |") and out.endswith("<!-- /table:tau -->\noutro\n")
     assert "old" not in out
+
+
+def test_md_head_keeps_the_caption_and_the_first_table_only(tmp_path, monkeypatch):
+    tables = load_tables()
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    (tmp_path / "sweep.md").write_text("Caption.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nMore:\n\n| c |\n|---|\n| 3 |\n")
+    assert tables.render("md-head-sweep") == "Caption.\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    assert tables.render("md-sweep").endswith("| 3 |")
+    (tmp_path / "plain.md").write_text("No table here.\n")
+    with pytest.raises(ValueError, match="plain.md has no Markdown table"):
+        tables.render("md-head-plain")
 
 
 def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkeypatch):
