@@ -220,11 +220,14 @@ def throughput_table(tag: str) -> str:
         raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
     latest = {r["learner"]: r for r in rows}  # the last row of each learner
     base = next(iter(latest.values()))
-    lines = [f"| learner | iteration (s) | relative to {base['learner']} | env steps/s | rollout (s) | update (s) | load (1 min) |",
-             "|---|---|---|---|---|---|---|"]
+    updates = all("updates_per_s" in r for r in latest.values())  # the off-policy family's gradient steps
+    lines = [f"| learner | iteration (s) | relative to {base['learner']} | env steps/s | "
+             + ("gradient updates/s | " if updates else "") + "rollout (s) | update (s) | load (1 min) |",
+             "|---|---|---|---|" + ("---|" if updates else "") + "---|---|---|"]
     for r in latest.values():
         lines.append(f"| {r['learner']} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
-                     f"{r['train_steps_per_s']:,} | {r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
+                     f"{r['train_steps_per_s']:,} | " + (f"{r['updates_per_s']:,.1f} | " if updates else "")
+                     + f"{r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
     lines.append(f"\n{base['env']}, {base['num_envs']} envs, {base['env_steps_per_iteration']:,} steps per iteration, "
                  + ("one device" if base.get("sharding") is None else f"sharded over {base['devices']} devices")
                  + f" ({base['device']}); {base.get('date', '')}.")

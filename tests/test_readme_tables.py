@@ -61,6 +61,27 @@ def test_md_head_keeps_the_caption_and_the_first_table_only(tmp_path, monkeypatc
         tables.render("md-head-plain")
 
 
+def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(learner, iteration_s, **extra):
+        return {"learner": learner, "tag": "t", "env": "PointGoal1", "num_envs": 256, "env_steps_per_iteration": 1024,
+                "iteration_s": iteration_s, "train_steps_per_s": round(1024 / iteration_s), "rollout_s": 0.1,
+                "update_s": iteration_s - 0.1, "load_1min": 1.0, "device": "cpu", "date": "2026-11-30", **extra}
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    path = tmp_path / "throughput.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [row("sac-lag", 0.4, updates_per_s=40.0),
+                                                      row("td3-lag", 0.2, updates_per_s=80.0)]) + "\n")
+    lines = tables.render("throughput-t").splitlines()
+    assert lines[0].startswith("| learner | iteration (s) | relative to sac-lag | env steps/s | gradient updates/s |")
+    assert lines[3] == "| td3-lag | 0.20 | 0.50× | 5,120 | 80.0 | 0.10 | 0.10 | 1.0 |"
+    with open(path, "a") as f:
+        f.write(json.dumps(row("ppo-lag", 0.8)) + "\n")  # no gradient-step count: the column goes
+    assert "gradient updates/s" not in tables.render("throughput-t")
+
+
 def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkeypatch):
     tables = load_tables()
     import json
