@@ -35,6 +35,8 @@ are never typed by hand. Tables:
   final return and cost for each measure of CPO's constraint value.
 - ``xla-flags``: ``xla_flags.jsonl`` (the latest sitting) written by ``benchmarks/xla_flags.py``: env and
   training steps/s under each XLA flag set against XLA's defaults.
+- ``update-flops``: ``update_flops.jsonl`` (the latest day's row per learner and env) written by
+  ``benchmarks/update_flops.py``: one PPO minibatch step's FLOP/s against a matmul peak in the same process.
 - ``off-policy-layouts-<ENV>``: ``off_policy_layouts.jsonl`` (the latest sitting on ENV) written by
   ``benchmarks/off_policy_layouts.py``: each layout's steps/s and its final return and cost after the
   same wall-clock budget of training.
@@ -418,11 +420,33 @@ def first_table(path: Path) -> str:
     return "\n".join(lines[:end])
 
 
+def update_flops_table() -> str:
+    rows = _rows("update_flops.jsonl", optional=True)
+    if not rows:
+        return ("No sitting has measured the update yet; `python benchmarks/update_flops.py` on a quiet machine "
+                "fills this table.")
+    latest = {(r["learner"], r["env"]): r for r in rows if r["date"] == rows[-1]["date"]}  # the latest day's
+    lines = ["| learner | env | minibatch | critics | step GFLOP | step (ms) | step GFLOP/s | matmul peak GFLOP/s | "
+             "critic-shaped matmul GFLOP/s | step / peak | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in latest.values():
+        critics = "×".join([str(len(r["critic_hidden"])), str(max(r["critic_hidden"]))])
+        lines.append(f"| {r['learner']} | {r['env']} | {r['minibatch']:,} | {critics} | {r['step_gflop']:.1f} | "
+                     f"{r['step_ms']:.1f} | {r['step_gflops_per_s']:.1f} | {r['peak_gflops_per_s']:.1f} | "
+                     f"{r['shaped_gflops_per_s']:.1f} | {r['fraction_of_peak']:.2f} | {r['load_1min']:.1f} |")
+    last = rows[-1]
+    lines.append(f"\n{last['date']}, {last['cpu']} ({last['cpu_count']} cores), {last['devices']}; peak: a "
+                 f"{last['matmul_n']}×{last['matmul_n']} f32 matmul in the same process, timed alternately with the step.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
     if name.startswith("off-policy-layouts-"):
         return off_policy_layouts_table(name.removeprefix("off-policy-layouts-"))
     if name == "xla-flags":
         return xla_flags_table()
+    if name == "update-flops":
+        return update_flops_table()
     if name == "bench-envs":
         return bench_envs_table()
     if name == "tau":
@@ -457,7 +481,7 @@ def render(name: str) -> str:
         return first_table(RESULTS / f"{name.removeprefix('md-head-')}.md")
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
-    raise ValueError(f"unknown table {name!r}; valid: bench-envs, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, md-head-<STEM>, throughput-<TAG>, "
+    raise ValueError(f"unknown table {name!r}; valid: bench-envs, update-flops, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, md-head-<STEM>, throughput-<TAG>, "
                      "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
 
 

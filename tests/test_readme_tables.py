@@ -32,7 +32,8 @@ def test_the_tables_are_where_the_pages_show_them():
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
     assert "md-head-trust_region_sweep" in names["README.md"]  # issue 20's sweep of the trust-region learners
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
-    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags"} <= names["docs/performance.md"]
+    assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags",
+            "update-flops"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
     assert {"off-policy-layouts-PointGoal1", "off-policy-layouts-AntVelocity1"} <= names["docs/learners.md"]
     every = set().union(*names.values())
@@ -80,6 +81,26 @@ def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_pa
     with open(path, "a") as f:
         f.write(json.dumps(row("ppo-lag", 0.8)) + "\n")  # no gradient-step count: the column goes
     assert "gradient updates/s" not in tables.render("throughput-t")
+
+
+def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(learner, date, gflops):
+        return {"env": "PointGoal1", "learner": learner, "minibatch": 8192, "critic_hidden": [256] * 5,
+                "step_gflop": 30.0, "step_ms": 30000 / gflops, "step_gflops_per_s": gflops, "matmul_n": 2048,
+                "peak_gflops_per_s": 100.0, "shaped_gflops_per_s": 90.0, "fraction_of_peak": gflops / 100,
+                "devices": "1 cpu", "cpu": "EPYC", "cpu_count": 2, "load_1min": 0.5, "date": date}
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    assert tables.render("update-flops").startswith("No sitting has measured the update yet")
+    rows = [row("ppo-lag", "2026-11-01", 20.0), row("ppo-lag", "2026-11-30", 60.0), row("ppo", "2026-11-30", 50.0)]
+    (tmp_path / "update_flops.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lines = tables.render("update-flops").splitlines()
+    assert lines[2] == "| ppo-lag | PointGoal1 | 8,192 | 5×256 | 30.0 | 500.0 | 60.0 | 100.0 | 90.0 | 0.60 | 0.5 |"
+    assert lines[3].startswith("| ppo | PointGoal1 |") and len(lines) == 6  # the older day's row is left out
+    assert lines[5].startswith("2026-11-30, EPYC (2 cores), 1 cpu; peak: a 2048×2048 f32 matmul")
 
 
 def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkeypatch):
