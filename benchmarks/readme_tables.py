@@ -141,7 +141,8 @@ def sample_efficiency_table(env: str) -> str:
         at = f"{hit['steps']:,} steps, {hit['minutes']:.1f} min" if hit else "not reached"
         lines.append(f"| {r['learner']} | {r['env_steps']:,} | {r['minutes']:.1f} | {r['return']:.1f}{ci(r, 'return')} | "
                      f"{r['cost']:.1f}{ci(r, 'cost')} | {'yes' if r['safe'] else 'no'} | {at} | "
-                     f"{r['finished'].replace('T', ' ')} ({r['load_1min_now']:g}) |")
+                     + (f"{r['finished'].replace('T', ' ')} ({r['load_1min_now']:g}) |" if r["finished"]
+                        else "not recorded (trained elsewhere) |"))
     a = data["args"]
     lines.append(f"\n{a['num_seeds']} seeds per learner on {data['rows'][0]['device']}; return and cost are the final evaluation's "
                  f"({data['rows'][0]['policy']} policy), the bound {data['safety_bound']:g}. The reference is "

@@ -12,7 +12,8 @@ learner with the field, ``LEARNER:FIELD=VALUE`` for one; by default PPO-Lag runs
 batch: 256 envs, 128 × 16 segments). Run folders are kept under
 ``benchmarks/results/runs/sample_efficiency/<env>-<learner>``: the same command again resumes an
 interrupted learner and reuses a finished one, so a sitting can span sessions (each row records
-when its learner finished and the load then).
+when its learner finished and the load then, kept in the run folder's ``sitting.json``; a run folder
+trained elsewhere has neither).
 
 *Training minutes* sum the training calls' own time (from each iteration's
 ``perf/steps_per_second``): compiles and evaluations are left out, as a user's wall clock would not
@@ -51,6 +52,7 @@ from crax.studies.stats import mean_interval  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = RESULTS / "runs" / "sample_efficiency"
+SITTING = "sitting.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,10 +171,25 @@ def train_one(args: Args, name: str, steps: int, overrides: dict[str, object]) -
     return {"learner": name, "env_steps": result.env_steps, "num_seeds": len(result.returns),
             "return": r_mean, "return_ci": r_ci, "cost": c_mean, "cost_ci": c_ci, "policy": result.policy,
             "safety_bound": result.safety_bound, "safe": c_mean < result.safety_bound,
-            "action": status["action"], "finished": datetime.datetime.fromtimestamp(
-                (run_dir / runs.RESULTS_FILE).stat().st_mtime).isoformat(timespec="minutes"),
-            "load_1min_now": round(os.getloadavg()[0], 1), "device": jax.devices()[0].device_kind,
-            "run_dir": str(run_dir.relative_to(RESULTS.parent.parent))}
+            "action": status["action"], **sitting(run_dir, trained=status["action"] != "skip"),
+            "device": jax.devices()[0].device_kind, "run_dir": str(run_dir.relative_to(RESULTS.parent.parent))}
+
+
+def sitting(run_dir: Path, trained: bool) -> dict:
+    """When the run finished and the machine's load then: recorded into ``run_dir/sitting.json`` by the
+    call that trained it, read back by a later call that reuses it (both None for a run trained
+    elsewhere, which recorded neither)."""
+    path = run_dir / SITTING
+    if trained:
+        record = {"finished": datetime.datetime.now().isoformat(timespec="minutes"),
+                  "load_1min_now": round(os.getloadavg()[0], 1)}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record) + "\n")
+        tmp.replace(path)
+        return record
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"finished": None, "load_1min_now": None}
 
 
 def main(args: Args) -> dict:

@@ -87,10 +87,22 @@ def test_the_table_shows_each_learner_and_where_it_reached_the_reference(tmp_pat
 
     data = {"args": {"num_seeds": 3, "reference": "ppo-lag", "window_steps": 100000.0}, "safety_bound": 25.0,
             "target_return": 88.5, "rows": [row("ppo-lag", 90.0, [85.0, 95.0], {"steps": 2_000_000, "minutes": 30.25}),
-                                            row("sac-lag", 40.0, None, None)]}
+                                            row("sac-lag", 40.0, None, None),
+                                            {**row("td3-lag", 50.0, None, None), "finished": None, "load_1min_now": None}]}
     (tmp_path / "sample_efficiency_PointGoal1.json").write_text(json.dumps(data))
     lines = tables.render("sample-efficiency-PointGoal1").splitlines()
     assert lines[2] == ("| ppo-lag | 2,000,000 | 30.2 | 90.0 (85.0 to 95.0) | 20.0 | yes | 2,000,000 steps, 30.2 min "
                         "| 2026-11-29 20:00 (2.1) |")
     assert lines[3].endswith("| 40.0 | 20.0 | yes | not reached | 2026-11-29 20:00 (2.1) |")
-    assert "its last 100,000 steps, 88.5" in lines[5] and "the bound 25" in lines[5]
+    assert lines[4].endswith("| not reached | not recorded (trained elsewhere) |")
+    assert "its last 100,000 steps, 88.5" in lines[6] and "the bound 25" in lines[6]
+
+
+def test_a_reused_run_reports_the_sitting_that_trained_it(bench, tmp_path):
+    trained = bench.sitting(tmp_path, trained=True)
+    assert set(trained) == {"finished", "load_1min_now"} and trained["finished"]
+    assert json.loads((tmp_path / bench.SITTING).read_text()) == trained
+    assert bench.sitting(tmp_path, trained=False) == trained  # a later call that reuses the run
+    elsewhere = tmp_path / "copied"
+    elsewhere.mkdir()
+    assert bench.sitting(elsewhere, trained=False) == {"finished": None, "load_1min_now": None}
