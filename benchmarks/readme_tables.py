@@ -431,7 +431,7 @@ def update_flops_table() -> str:
              "critic-shaped matmul GFLOP/s | step / peak | load (1 min) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in latest.values():
-        critics = "×".join([str(len(r["critic_hidden"])), str(max(r["critic_hidden"]))])
+        critics = f"{len(r['critic_hidden'])}×{max(r['critic_hidden'])}"
         lines.append(f"| {r['learner']} | {r['env']} | {r['minibatch']:,} | {critics} | {r['step_gflop']:.1f} | "
                      f"{r['step_ms']:.1f} | {r['step_gflops_per_s']:.1f} | {r['peak_gflops_per_s']:.1f} | "
                      f"{r['shaped_gflops_per_s']:.1f} | {r['fraction_of_peak']:.2f} | {r['load_1min']:.1f} |")

@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
-from crax.runs.checkpoint import CONFIG_FILE, stored_differences  # noqa: E402
+from crax.runs.checkpoint import CONFIG_FILE, atomic_write_bytes, read_json, stored_differences  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
 from crax.studies.collect import read_result, training_seconds  # noqa: E402
@@ -183,12 +183,10 @@ def sitting(run_dir: Path, trained: bool) -> dict:
     if trained:
         record = {"finished": datetime.datetime.now().isoformat(timespec="minutes"),
                   "load_1min_now": round(os.getloadavg()[0], 1)}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record) + "\n")
-        tmp.replace(path)
+        atomic_write_bytes(path, (json.dumps(record) + "\n").encode())
         return record
     if path.exists():
-        return json.loads(path.read_text())
+        return read_json(path, "a sample-efficiency sitting record")
     return {"finished": None, "load_1min_now": None}
 
 

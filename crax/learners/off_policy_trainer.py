@@ -107,8 +107,8 @@ class OffPolicyTrainer(BaseTrainer):
         env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1], ts.env_steps, c.unroll_length)
         # Every seed's buffer fills alike, so one unbatched flag decides: the updates' lax.cond stays
         # a branch under vmap and skips them before learning_starts rather than computing and discarding.
-        inserted = tr.reward.shape[1] * tr.reward.shape[2]
-        ready = jnp.min(jnp.minimum(ts.replay.size + inserted, c.buffer_size)) >= c.learning_starts
+        filled = jax.vmap(lambda replay: replay.size_after(c.steps_per_iteration))(ts.replay)
+        ready = jnp.min(filled) >= c.learning_starts
         model, replay, metrics = jax.vmap(self._learn, in_axes=(0, 0, 0, 0, None))(
             ts.model, ts.replay, tr, keys[:, 2], ready)
         steps = jnp.asarray(c.steps_per_iteration, jnp.int32)

@@ -44,8 +44,11 @@ class ReplayBuffer:
             raise ValueError(f"cannot insert {n} transitions into a replay buffer of {capacity}")
         index = (self.position + jnp.arange(n)) % capacity
         data = {k: self.data[k].at[index].set(batch[k].astype(self.data[k].dtype)) for k in self.data}
-        return self.replace(data=data, position=(self.position + n) % capacity,
-                            size=jnp.minimum(self.size + n, capacity))
+        return self.replace(data=data, position=(self.position + n) % capacity, size=self.size_after(n))
+
+    def size_after(self, n: int) -> jax.Array:
+        """How many slots are filled once ``n`` more transitions are inserted."""
+        return jnp.minimum(self.size + n, self.capacity)
 
     def sample(self, key: jax.Array, n: int) -> dict[str, jax.Array]:
         """``n`` transitions drawn uniformly, with replacement, from the filled slots."""
