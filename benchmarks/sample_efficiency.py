@@ -44,7 +44,8 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
-from crax.runs.checkpoint import CONFIG_FILE, atomic_write_bytes, read_json, stored_differences  # noqa: E402
+from crax.runs.checkpoint import CONFIG_FILE, stored_differences  # noqa: E402
+from crax.runs.files import atomic_write_bytes, read_json  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
 from crax.studies.collect import read_result, training_seconds  # noqa: E402

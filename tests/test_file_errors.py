@@ -64,3 +64,19 @@ def test_resume_is_in_the_help_and_eval_names_its_argument(capsys):
         main(["eval", "--help"])
     out = capsys.readouterr().out
     assert "RUN_DIR" in out and "STR" not in out
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from crax.runs import files
+
+    path = tmp_path / "results.json"
+    files.atomic_write_bytes(path, b'{"old": 1}\n')
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        files.atomic_write_bytes(path, b'{"new": 2}\n')
+    assert files.read_json(path, "a results file") == {"old": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]

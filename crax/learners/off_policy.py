@@ -17,7 +17,8 @@ gradient steps on batches drawn from it, all inside one jitted call. Algorithms 
 
 The constraint signal is the PPO family's: v = ĉ − d/T with ĉ the mean per-step cost of the
 iteration's rollout, one multiplier step per iteration. The cost critic estimates the discounted
-cost; the actor trades it against the reward through the multiplier.
+cost, bootstrapping from its target clipped at 0 (costs are never negative); the actor trades it
+against the reward through the multiplier.
 """
 
 from __future__ import annotations
@@ -243,14 +244,16 @@ class OffPolicyLearner(Learner):
 
     def targets(self, batch: dict[str, jax.Array], key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """The critics' regression targets ``y_r = s·r + d·(min Q'_r(s', a') + bonus)`` and
-        ``y_c = c + d·Q'_c(s', a')``, d the stored discount (γ^k, 0 after a termination)."""
+        ``y_c = c + d·max(Q'_c(s', a'), 0)``, d the stored discount (γ^k, 0 after a termination)."""
         x_next = self.normalize(batch["next_obs"])
         a_next, logp = self.target_action(x_next, key)
         q_r, q_c = self.target_critics(x_next, a_next)
         v_r = jnp.min(q_r, axis=0) + self.entropy_bonus(logp)
         disc = batch["discount"]
         y_r = self.config.reward_scaling * batch["reward"] + disc * v_r
-        y_c = batch["cost"].reshape(q_c.shape) + disc[:, None] * q_c
+        # Costs are never negative, nor is their discounted sum: a negative Q'_c is an error the actor
+        # seeks out (it lowers λ·Q_c), and bootstrapping from it would teach it back (decision 68).
+        y_c = batch["cost"].reshape(q_c.shape) + disc[:, None] * jnp.maximum(q_c, 0.0)
         return jax.lax.stop_gradient(y_r), jax.lax.stop_gradient(y_c)
 
     def critic_loss(self, critics: Critics, x: jax.Array, action: jax.Array, y_r: jax.Array,

@@ -8,8 +8,8 @@
 Modules: :mod:`~crax.runs.training` (the loop that dispatches compiled iterations, resume),
 :mod:`~crax.runs.evaluation`, :mod:`~crax.runs.results`, :mod:`~crax.runs.guards` (how a run stops),
 :mod:`~crax.runs.envs` (learners and envs by name), :mod:`~crax.runs.checkpoint` (the run folder's
-files, written atomically), :mod:`~crax.runs.lock`, :mod:`~crax.runs.metrics` (metrics.jsonl,
-TensorBoard, progress).
+files), :mod:`~crax.runs.files` (atomic writes, JSON records read with a clear error),
+:mod:`~crax.runs.lock`, :mod:`~crax.runs.metrics` (metrics.jsonl, TensorBoard, progress).
 """
 
 from crax.runs.envs import env_class, get_learner, learners, make_env

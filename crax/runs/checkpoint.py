@@ -29,6 +29,7 @@ import numpy as np
 from flax import serialization
 
 from crax.devices import distributed
+from crax.runs.files import atomic_write_bytes, read_json
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
@@ -51,36 +52,6 @@ def new_run_dir(root: str | os.PathLike, env_id: str, learner: str) -> Path:
 class CheckpointMismatch(ValueError):
     """A readable checkpoint that does not fit the template (another learner, config or env): no older
     file would fit either, so loading stops instead of falling back."""
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Writes ``data`` to ``path`` through a fsynced temporary file and ``os.replace``. On failure (a
-    full disk) the temporary file is removed and ``path`` is left as it was."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def read_json(path: str | os.PathLike, what: str) -> Any:
-    """The JSON value in ``path``; ValueError naming the file, ``what`` it should be (e.g. "a crax sweep
-    manifest") and what is wrong, for a file that is unreadable, not UTF-8 text or not JSON."""
-    path = Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as e:
-        problem = f"it holds bytes that are not UTF-8 text ({e.reason} at byte {e.start})"
-    except json.JSONDecodeError as e:
-        problem = f"it is not valid JSON ({e})"
-    except OSError as e:
-        problem = f"it cannot be read ({e.strerror or e})"
-    raise ValueError(f"{path} is not {what}: {problem}")
 
 
 def write_config(run_dir: str | os.PathLike, *, learner: str, env_id: str, env_kwargs: dict[str, Any],

@@ -22,6 +22,8 @@ from tensorboard.compat.proto import event_pb2 as _event_pb2
 from tensorboard.compat.proto import summary_pb2 as _summary_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from crax.runs.files import atomic_write_bytes
+
 # protobuf makes these modules' message classes (Event, SessionLog, Summary) at runtime, and
 # tensorboard ships no stubs for them, so a type checker sees none: use them untyped
 event_pb2: Any = _event_pb2
@@ -68,7 +70,7 @@ class RunLogger:
         path = self.run_dir / METRICS_FILE
         if resume_step is not None:
             kept = [line for line in read_metrics(path) if line["step"] <= resume_step]
-            _atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
+            atomic_write_bytes(path, "".join(json.dumps(r) + "\n" for r in kept).encode())
             for w in self.writers:
                 w.session_start(resume_step + 1)
         self._jsonl = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
@@ -137,12 +139,6 @@ def read_metrics(path: str | os.PathLike) -> list[dict]:
                              "(delete or repair that line)") from None
         records.append(record)
     return records
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class Progress:

@@ -13,7 +13,7 @@ import numpy as np
 from crax.core.env import Env
 from crax.learners.config import EVAL_POLICIES
 from crax.learners.loop import BaseTrainer
-from crax.runs import checkpoint as ckpt
+from crax.runs import files
 from crax.runs.metrics import read_metrics
 
 RESULTS_FILE = "results.json"
@@ -116,7 +116,7 @@ def write_results(cls, config: Any, envs: list[tuple[Env, str]], bounds: list[in
         results["stages"] = [{"env": e, "first_step": b * steps_per_iter + 1, "last_step": b2 * steps_per_iter}
                              for (_, e), b, b2 in zip(envs, bounds, bounds[1:], strict=False)]
     if write:
-        ckpt.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
+        files.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
     return final, evals, history
 
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from crax import runs
 from crax.runs import checkpoint as ckpt
+from crax.runs import files
 from crax.studies.collect import MANIFEST_FILE
 from crax.studies.grid import Grid
 
@@ -72,7 +73,7 @@ class Manifest:
         if not path.exists():
             return
         try:
-            stored = ckpt.read_json(path, "a crax sweep manifest")["grid"]
+            stored = files.read_json(path, "a crax sweep manifest")["grid"]
         except (KeyError, TypeError) as e:
             raise ValueError(f"{path} is not a crax sweep manifest: it has no grid ({type(e).__name__}: {e}); "
                              "delete it to start the sweep over, or choose another --out") from None
@@ -87,4 +88,4 @@ class Manifest:
 
     def write(self) -> None:
         record = {"version": MANIFEST_VERSION, "grid": self.grid.to_json(), "cells": list(self.cells.values())}
-        ckpt.atomic_write_bytes(self.path, (json.dumps(record, indent=2) + "\n").encode())
+        files.atomic_write_bytes(self.path, (json.dumps(record, indent=2) + "\n").encode())

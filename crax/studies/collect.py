@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from crax.learners.config import EVAL_POLICIES
 from crax.runs import checkpoint as ckpt
+from crax.runs import files
 from crax.runs.envs import get_learner
 from crax.runs.results import RESULTS_FILE
 
@@ -49,7 +50,7 @@ def find_runs(paths: Iterable[str | Path]) -> list[Path]:
 
 def manifest_dirs(path: Path) -> list[str]:
     """The cell folders a sweep's ``manifest.json`` lists; ValueError naming the file when it is damaged."""
-    manifest = ckpt.read_json(path, "a crax sweep manifest")
+    manifest = files.read_json(path, "a crax sweep manifest")
     try:
         return [str(c["dir"]) for c in manifest.get("cells", [])]
     except (AttributeError, KeyError, TypeError) as e:
@@ -118,7 +119,7 @@ def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | N
     path = Path(run_dir) / RESULTS_FILE
     if not path.exists():
         return None
-    res = ckpt.read_json(path, "a crax results file")
+    res = files.read_json(path, "a crax results file")
     try:
         final = res["final"]
         if policy is not None:

@@ -288,7 +288,7 @@ def summary_table(paths: Iterable[str | Path], out: str | Path | None = None, *,
             results.append(result)
     summary = summarize(results, reps=reps, skipped=skipped)
     if out is not None:
-        from crax.runs.checkpoint import atomic_write_bytes
+        from crax.runs.files import atomic_write_bytes
 
         prefix = Path(out)
         prefix.parent.mkdir(parents=True, exist_ok=True)

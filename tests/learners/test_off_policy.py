@@ -125,8 +125,22 @@ def test_sac_targets_are_the_twin_minimum_with_the_entropy_term_and_the_stored_d
     alpha = float(sac.temperature())
     want_r = 2.0 * b["reward"] + b["discount"] * (np.minimum(q_r[0], q_r[1]) - alpha * logp)
     np.testing.assert_allclose(y_r, want_r, rtol=1e-5)
-    np.testing.assert_allclose(y_c[:, 0], b["cost"] + b["discount"] * q_c[:, 0], rtol=1e-5)
+    np.testing.assert_allclose(y_c[:, 0], b["cost"] + b["discount"] * np.maximum(q_c[:, 0], 0.0), rtol=1e-5)
     assert y_r[1] == pytest.approx(2.0)  # a terminal transition: the reward alone
+
+
+@pytest.mark.parametrize("cls", [SACLag, TD3Lag])
+def test_the_cost_target_never_bootstraps_from_a_negative_cost_value(cls):
+    agent = learner(cls)
+    last = agent.target_critics.cost_q.layers[-1]
+    last.kernel[...] = jnp.zeros_like(last.kernel[...])
+    b = batch()
+    last.bias[...] = jnp.full_like(last.bias[...], -3.0)  # Q'_c = -3 everywhere
+    _, y_c = agent.targets(b, jax.random.key(0))
+    np.testing.assert_allclose(y_c[:, 0], b["cost"])  # c + d·max(-3, 0) = c: no target below 0
+    last.bias[...] = jnp.full_like(last.bias[...], 2.0)  # a positive value is kept
+    _, y_c = agent.targets(b, jax.random.key(0))
+    np.testing.assert_allclose(y_c[:, 0], b["cost"] + 2.0 * b["discount"], rtol=1e-6)
 
 
 def test_td3_targets_smooth_the_target_action_and_carry_no_entropy_term():
