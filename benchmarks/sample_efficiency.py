@@ -236,5 +236,17 @@ def plot(out: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def cli() -> None:
+    """The command line: ``main`` on the parsed arguments; Ctrl-C or SIGTERM (after the learner's run has
+    checkpointed itself) ends with how to resume instead of a traceback."""
+    args = tyro.cli(Args)
+    try:
+        main(args)
+    except KeyboardInterrupt as stop:
+        print(f"stopped; `python benchmarks/sample_efficiency.py --env {args.env}` resumes the sitting",
+              file=sys.stderr)
+        raise SystemExit(143 if isinstance(stop, runs.Terminated) else 130) from None
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    cli()

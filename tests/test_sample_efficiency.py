@@ -106,3 +106,18 @@ def test_a_reused_run_reports_the_sitting_that_trained_it(bench, tmp_path):
     elsewhere = tmp_path / "copied"
     elsewhere.mkdir()
     assert bench.sitting(elsewhere, trained=False) == {"finished": None, "load_1min_now": None}
+
+
+def test_a_terminated_sitting_says_how_to_resume_without_a_traceback(bench, monkeypatch, capsys):
+    from crax.runs import Terminated
+
+    def terminated(*args, **kwargs):
+        raise Terminated()  # what a learner's run raises after checkpointing on SIGTERM
+
+    monkeypatch.setattr(bench, "run_cell", terminated)
+    monkeypatch.setattr(sys, "argv", ["sample_efficiency.py", "--env", "PointGoal1"])
+    with pytest.raises(SystemExit) as exc:
+        bench.cli()
+    assert exc.value.code == 143
+    err = capsys.readouterr().err
+    assert "python benchmarks/sample_efficiency.py --env PointGoal1` resumes" in err and "Traceback" not in err
