@@ -45,7 +45,7 @@ import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
 from crax.runs.checkpoint import CONFIG_FILE, stored_differences  # noqa: E402
-from crax.runs.files import atomic_write_bytes, read_json  # noqa: E402
+from crax.runs.files import read_json, write_json  # noqa: E402
 from crax.runs.metrics import read_metrics  # noqa: E402
 from crax.studies.cells import run_cell  # noqa: E402
 from crax.studies.collect import read_result, training_seconds  # noqa: E402
@@ -184,7 +184,7 @@ def sitting(run_dir: Path, trained: bool) -> dict:
     if trained:
         record = {"finished": datetime.datetime.now().isoformat(timespec="minutes"),
                   "load_1min_now": round(os.getloadavg()[0], 1)}
-        atomic_write_bytes(path, (json.dumps(record) + "\n").encode())
+        write_json(path, record, indent=None)
         return record
     if path.exists():
         return read_json(path, "a sample-efficiency sitting record")

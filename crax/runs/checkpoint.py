@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import os
 import re
 import warnings
@@ -29,7 +28,7 @@ import numpy as np
 from flax import serialization
 
 from crax.devices import distributed
-from crax.runs.files import atomic_write_bytes, read_json
+from crax.runs.files import atomic_write_bytes, read_json, write_json
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
@@ -62,7 +61,7 @@ def write_config(run_dir: str | os.PathLike, *, learner: str, env_id: str, env_k
         record["stages"] = list(stages)
     if init_from:
         record["init_from"] = init_from
-    atomic_write_bytes(Path(run_dir) / CONFIG_FILE, (json.dumps(record, indent=2) + "\n").encode())
+    write_json(Path(run_dir) / CONFIG_FILE, record)
 
 
 def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:

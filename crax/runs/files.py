@@ -1,4 +1,4 @@
-"""Files written whole or not at all, and JSON records read with an error naming the file.
+"""Files written whole or not at all, and JSON records written and read (with an error naming the file).
 
 Every file crax writes whole (run configs, checkpoints, results, sweep manifests and tables, the
 metrics record cut back on resume) goes through :func:`atomic_write_bytes`, so a crash or a full
@@ -26,6 +26,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_json(path: Path, value: Any, *, indent: int | None = 2) -> None:
+    """Writes ``value`` as JSON text and a newline to ``path`` through :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, (json.dumps(value, indent=indent) + "\n").encode())
 
 
 def read_json(path: str | os.PathLike, what: str) -> Any:

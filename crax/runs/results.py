@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -116,7 +115,7 @@ def write_results(cls, config: Any, envs: list[tuple[Env, str]], bounds: list[in
         results["stages"] = [{"env": e, "first_step": b * steps_per_iter + 1, "last_step": b2 * steps_per_iter}
                              for (_, e), b, b2 in zip(envs, bounds, bounds[1:], strict=False)]
     if write:
-        files.atomic_write_bytes(run_dir / RESULTS_FILE, (json.dumps(results, indent=2) + "\n").encode())
+        files.write_json(run_dir / RESULTS_FILE, results)
     return final, evals, history
 
 

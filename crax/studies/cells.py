@@ -88,4 +88,4 @@ class Manifest:
 
     def write(self) -> None:
         record = {"version": MANIFEST_VERSION, "grid": self.grid.to_json(), "cells": list(self.cells.values())}
-        files.atomic_write_bytes(self.path, (json.dumps(record, indent=2) + "\n").encode())
+        files.write_json(self.path, record)

@@ -19,7 +19,6 @@ import csv
 import dataclasses
 import io
 import itertools
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -288,14 +287,13 @@ def summary_table(paths: Iterable[str | Path], out: str | Path | None = None, *,
             results.append(result)
     summary = summarize(results, reps=reps, skipped=skipped)
     if out is not None:
-        from crax.runs.files import atomic_write_bytes
+        from crax.runs.files import atomic_write_bytes, write_json
 
         prefix = Path(out)
         prefix.parent.mkdir(parents=True, exist_ok=True)
         portable = _relative_to(summary, prefix.parent.resolve())
         atomic_write_bytes(prefix.with_name(prefix.name + ".csv"), to_csv(portable).encode())
-        atomic_write_bytes(prefix.with_name(prefix.name + ".json"),
-                           (json.dumps(portable.to_dict(), indent=2) + "\n").encode())
+        write_json(prefix.with_name(prefix.name + ".json"), portable.to_dict())
         atomic_write_bytes(prefix.with_name(prefix.name + ".md"), to_markdown(portable).encode())
     return summary
 
