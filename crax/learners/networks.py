@@ -13,6 +13,25 @@ class NormalizerStat(nnx.Variable):
     """Running observation statistics (not trained by the optimizer)."""
 
 
+@jax.custom_jvp
+def swish(x: jax.Array) -> jax.Array:
+    """x · sigmoid(x), as ``nnx.swish``, with a derivative that reuses the forward pass's sigmoid.
+
+    Autodiff of ``x * sigmoid(x)`` keeps x and the sigmoid and makes several passes over them for the
+    gradient; this rule keeps the one factor s + y·(1 − s) (y the output), so the backward pass is one
+    multiply. The values and derivatives are the same to float rounding; the PPO update at SPEC's
+    critics runs about 10 % faster on a CPU (docs/performance.md)."""
+    return x * jax.nn.sigmoid(x)
+
+
+@swish.defjvp
+def _swish_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    (x,), (t,) = primals, tangents
+    s = jax.nn.sigmoid(x)
+    y = x * s
+    return y, t * (s + y * (1.0 - s))
+
+
 class MLP(nnx.Module):
     """Fully connected network with swish activations between layers (none after the last)."""
 
@@ -26,7 +45,7 @@ class MLP(nnx.Module):
 
     def __call__(self, x: jax.Array) -> jax.Array:
         for layer in self.layers[:-1]:
-            x = nnx.swish(layer(x))
+            x = swish(layer(x))
         return self.layers[-1](x)
 
 
