@@ -221,14 +221,18 @@ def throughput_table(tag: str) -> str:
     rows = [r for r in rows if r.get("tag") == tag]
     if not rows:
         raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
-    latest = {r["learner"]: r for r in rows}  # the last row of each learner
+    def label(r: dict) -> str:  # a learner, and the critics' gradient chunk where the rows differ in it
+        chunks = {x.get("critic_chunk_rows") for x in rows if x["learner"] == r["learner"]}
+        return r["learner"] + (f" (critic chunk {r['critic_chunk_rows']:,} rows)" if len(chunks) > 1 else "")
+
+    latest = {label(r): r for r in rows}  # the last row of each learner (and chunk)
     base = next(iter(latest.values()))
     updates = all("updates_per_s" in r for r in latest.values())  # the off-policy family's gradient steps
-    lines = [f"| learner | iteration (s) | relative to {base['learner']} | env steps/s | "
+    lines = [f"| learner | iteration (s) | relative to {next(iter(latest))} | env steps/s | "
              + ("gradient updates/s | " if updates else "") + "rollout (s) | update (s) | load (1 min) |",
              "|---|---|---|---|" + ("---|" if updates else "") + "---|---|---|"]
-    for r in latest.values():
-        lines.append(f"| {r['learner']} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
+    for name, r in latest.items():
+        lines.append(f"| {name} | {r['iteration_s']:.2f} | {r['iteration_s'] / base['iteration_s']:.2f}× | "
                      f"{r['train_steps_per_s']:,} | " + (f"{r['updates_per_s']:,.1f} | " if updates else "")
                      + f"{r['rollout_s']:.2f} | {r['update_s']:.2f} | {r['load_1min']:.1f} |")
     lines.append(f"\n{base['env']}, {base['num_envs']} envs, {base['env_steps_per_iteration']:,} steps per iteration, "
@@ -427,17 +431,24 @@ def update_flops_table() -> str:
         return ("No sitting has measured the update yet; `python benchmarks/update_flops.py` on a quiet machine "
                 "fills this table.")
     latest = {(r["learner"], r["env"]): r for r in rows if r["date"] == rows[-1]["date"]}  # the latest day's
-    lines = ["| learner | env | minibatch | critics | step GFLOP | step (ms) | step GFLOP/s | matmul peak GFLOP/s | "
-             "critic-shaped matmul GFLOP/s | step / peak | load (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| learner | env | minibatch | critics | critics' gradient chunk | step GFLOP | step (ms) | step GFLOP/s | "
+             "matmul peak GFLOP/s | critic-shaped matmul GFLOP/s | step / peak | whole minibatch: step (ms), / peak | "
+             "load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in latest.values():
         critics = f"{len(r['critic_hidden'])}×{max(r['critic_hidden'])}"
-        lines.append(f"| {r['learner']} | {r['env']} | {r['minibatch']:,} | {critics} | {r['step_gflop']:.1f} | "
-                     f"{r['step_ms']:.1f} | {r['step_gflops_per_s']:.1f} | {r['peak_gflops_per_s']:.1f} | "
-                     f"{r['shaped_gflops_per_s']:.1f} | {r['fraction_of_peak']:.2f} | {r['load_1min']:.1f} |")
+        chunk = r.get("critic_chunk", r["minibatch"])  # rows before session 33 took the whole minibatch
+        whole = (f"{r['whole_minibatch_step_ms']:.1f}, {r['whole_minibatch_fraction_of_peak']:.2f}"
+                 if "whole_minibatch_step_ms" in r else "–")
+        lines.append(f"| {r['learner']} | {r['env']} | {r['minibatch']:,} | {critics} | {chunk:,} rows | "
+                     f"{r['step_gflop']:.1f} | {r['step_ms']:.1f} | {r['step_gflops_per_s']:.1f} | "
+                     f"{r['peak_gflops_per_s']:.1f} | {r['shaped_gflops_per_s']:.1f} | {r['fraction_of_peak']:.2f} | "
+                     f"{whole} | {r['load_1min']:.1f} |")
     last = rows[-1]
     lines.append(f"\n{last['date']}, {last['cpu']} ({last['cpu_count']} cores), {last['devices']}; peak: a "
-                 f"{last['matmul_n']}×{last['matmul_n']} f32 matmul in the same process, timed alternately with the step.")
+                 f"{last['matmul_n']}×{last['matmul_n']} f32 matmul in the same process, timed alternately with the step"
+                 + ("s; a step: the update's loop over one epoch's minibatches, divided by them." if last.get("timed")
+                    else " compiled and called alone."))
     return "\n".join(lines)
 
 

@@ -55,6 +55,9 @@ class Args:
     """Gradient steps per iteration (off-policy)."""
     critic_hidden: tuple[int, ...] | None = None
     """Critic hidden sizes."""
+    critic_chunk: int | None = None
+    """PPO family: rows per chunk of the critics' gradient (None: the learner's default, 1024 on a CPU;
+    the minibatch's rows: no chunking)."""
     learning_starts: int = 0
     """Off-policy: transitions before the first update (0 here, so the timed iterations update)."""
     iterations: int = 2
@@ -117,6 +120,8 @@ def main(args: Args) -> dict:
         "train_steps_per_s": round(steps / iteration_s), "rollout_s": round(rollout_s, 2),
         "rollout_steps_per_s": round(steps / rollout_s), "update_s": round(iteration_s - rollout_s, 2),
     }
+    if hasattr(config, "critic_chunk_rows"):
+        row["critic_chunk_rows"] = config.critic_chunk_rows(config.steps_per_iteration // config.num_minibatches)
     if hasattr(config, "updates_per_iteration"):
         row["updates_per_s"] = round(config.updates_per_iteration / iteration_s, 1)
     print(json.dumps(row, indent=2))

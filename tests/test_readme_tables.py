@@ -83,6 +83,24 @@ def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_pa
     assert "gradient updates/s" not in tables.render("throughput-t")
 
 
+def test_throughput_table_names_the_critic_chunk_where_a_learners_rows_differ_in_it(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(learner, iteration_s, chunk):
+        return {"learner": learner, "tag": "c", "env": "PointGoal1", "num_envs": 2048, "env_steps_per_iteration": 1024,
+                "iteration_s": iteration_s, "train_steps_per_s": round(1024 / iteration_s), "rollout_s": 0.1,
+                "update_s": iteration_s - 0.1, "load_1min": 1.0, "device": "cpu", "critic_chunk_rows": chunk}
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    rows = [row("ppo-lag", 0.5, 8192), row("ppo-lag", 0.4, 1024), row("cpo", 0.6, 1024)]
+    (tmp_path / "throughput.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lines = tables.render("throughput-c").splitlines()
+    assert lines[0].startswith("| learner | iteration (s) | relative to ppo-lag (critic chunk 8,192 rows) |")
+    assert lines[3].startswith("| ppo-lag (critic chunk 1,024 rows) | 0.40 | 0.80× |")
+    assert lines[4].startswith("| cpo | 0.60 | 1.20× |")  # one chunk among cpo's rows: no label
+
+
 def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
     tables = load_tables()
     import json
@@ -95,12 +113,19 @@ def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tables, "RESULTS", tmp_path)
     assert tables.render("update-flops").startswith("No sitting has measured the update yet")
-    rows = [row("ppo-lag", "2026-11-01", 20.0), row("ppo-lag", "2026-11-30", 60.0), row("ppo", "2026-11-30", 50.0)]
+    timed_loop = {"critic_chunk": 1024, "whole_minibatch_step_ms": 600.0, "whole_minibatch_fraction_of_peak": 0.5,
+                  "timed": "update scan"}  # session 33's rows: the update's loop, chunked and whole
+    rows = [row("ppo-lag", "2026-11-01", 20.0), row("ppo", "2026-11-30", 50.0),
+            {**row("ppo-lag", "2026-11-30", 60.0), **timed_loop}]
     (tmp_path / "update_flops.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     lines = tables.render("update-flops").splitlines()
-    assert lines[2] == "| ppo-lag | PointGoal1 | 8,192 | 5×256 | 30.0 | 500.0 | 60.0 | 100.0 | 90.0 | 0.60 | 0.5 |"
-    assert lines[3].startswith("| ppo | PointGoal1 |") and len(lines) == 6  # the older day's row is left out
+    assert lines[2].startswith("| ppo | PointGoal1 | 8,192 | 5×256 | 8,192 rows | 30.0 | 600.0 | 50.0 |")
+    assert lines[2].endswith("| 0.50 | – | 0.5 |")  # a lone step's row: the whole minibatch, no second timing
+    assert lines[3] == ("| ppo-lag | PointGoal1 | 8,192 | 5×256 | 1,024 rows | 30.0 | 500.0 | 60.0 | 100.0 | 90.0 | "
+                        "0.60 | 600.0, 0.50 | 0.5 |")
+    assert len(lines) == 6  # the older day's row is left out
     assert lines[5].startswith("2026-11-30, EPYC (2 cores), 1 cpu; peak: a 2048×2048 f32 matmul")
+    assert lines[5].endswith("a step: the update's loop over one epoch's minibatches, divided by them.")
 
 
 def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ from flax import nnx, struct
 
 from crax.core.params import ranged
 from crax.learners.config import ConstraintConfig, RunConfig
+from crax.learners.gradients import chunk_count, chunked_mean
 from crax.learners.learner import Learner
 from crax.learners.networks import (
     MLP,
@@ -79,6 +80,11 @@ class PPOConfig(ConstraintConfig, RunConfig):
     """Hidden layer sizes of the policy MLP (swish)."""
     critic_hidden: tuple[int, ...] = ranged((256, 256, 256, 256, 256), ge=1, integer=True)
     """Hidden layer sizes of the reward critic and of the cost critic (swish)."""
+    critic_chunk: int | None = ranged(None, ge=1, integer=True, optional=True)
+    """Rows per chunk of a minibatch when taking the critics' gradient: the same gradient, computed a
+    chunk at a time so the activations stay in a CPU's cache (crax.learners.gradients.chunk_count:
+    the fewest equal chunks not over it). None: 1024 when JAX's default backend is the CPU, the
+    whole minibatch on a GPU or TPU."""
     num_envs: int = ranged(2048, ge=1, integer=True)
     """Parallel environments per seed."""
     unroll_length: int = ranged(8, ge=1, integer=True)
@@ -101,6 +107,14 @@ class PPOConfig(ConstraintConfig, RunConfig):
                 f"batch_size * num_minibatches ({self.batch_size} * {self.num_minibatches}) must be a multiple of "
                 f"num_envs ({self.num_envs})"
             )
+
+    def critic_chunk_rows(self, rows: int) -> int:
+        """Rows per chunk of the critics' gradient on a minibatch of ``rows``: ``critic_chunk``, or its
+        default for JAX's default backend (1024 on a CPU; the whole minibatch on a GPU or TPU)."""
+        chunk = self.critic_chunk
+        if chunk is None:
+            chunk = 1024 if jax.default_backend() == "cpu" else rows
+        return rows // chunk_count(rows, chunk)
 
     @property
     def steps_per_env(self) -> int:
@@ -256,12 +270,21 @@ class ConstrainedPPO(Learner):
 
     def value_loss(self, mb: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The critics' regression loss, ``value_loss_coef`` × (MSE of the reward critic + summed MSE of
-        the cost critic's outputs) against the GAE targets, and its metrics."""
-        v_r, v_c = self.values(mb["obs"])
-        value_loss_r = jnp.mean((v_r - mb["target_r"]) ** 2)
-        value_loss_c = jnp.mean(jnp.sum(((v_c - mb["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
-        metrics = {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
-        return self.config.value_loss_coef * (value_loss_r + value_loss_c), metrics
+        the cost critic's outputs) against the GAE targets, and its metrics. Its gradient is taken in
+        chunks of ``critic_chunk`` rows (:func:`~crax.learners.gradients.chunked_mean`)."""
+        graphdef, params, rest = nnx.split((self.reward_critic, self.cost_critic), nnx.Param, ...)
+        coef = self.config.value_loss_coef
+
+        def loss(params: nnx.State, b: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
+            v_r, v_c = self._critics(nnx.merge(graphdef, params, rest), b["x"])
+            value_loss_r = jnp.mean((v_r - b["target_r"]) ** 2)
+            value_loss_c = jnp.mean(jnp.sum(((v_c - b["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
+            return coef * (value_loss_r + value_loss_c), {"loss/value_reward": value_loss_r,
+                                                          "loss/value_cost": value_loss_c}
+
+        batch = {"x": self.normalize(mb["obs"]), "target_r": mb["target_r"], "target_c": mb["target_c"]}
+        rows = mb["obs"].shape[0]
+        return chunked_mean(loss, params, batch, rows // self.config.critic_chunk_rows(rows))
 
     def fit_critics(self, optimizer: nnx.Optimizer, samples: dict[str, jax.Array], key: jax.Array) -> dict[str, jax.Array]:
         """The critics' regression alone: :meth:`minibatch_epochs` on :meth:`value_loss` (the actor's
@@ -300,6 +323,10 @@ class ConstrainedPPO(Learner):
 
     def values(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values at raw observations."""
-        x = self.normalize(obs)
-        cost = self.cost_critic(x)
-        return self.reward_critic(x)[..., 0], cost if self.cost_terms else cost[..., 0]
+        return self._critics((self.reward_critic, self.cost_critic), self.normalize(obs))
+
+    def _critics(self, critics: tuple[MLP, MLP], x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Reward and cost values of ``critics`` (reward, cost) at normalized observations."""
+        reward_critic, cost_critic = critics
+        cost = cost_critic(x)
+        return reward_critic(x)[..., 0], cost if self.cost_terms else cost[..., 0]
