@@ -281,23 +281,22 @@ class AutoReset(Wrapper):
         n = done.shape[0]
         refill_at = self.refill_at or max(1, n // 2)
 
-        def swap(state: State) -> State:
-            pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
-            keys = state.info["autoreset_key"]
-            split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
+        pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
+        keys = state.info["autoreset_key"]
+        split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
 
-            def refill(pool: dict) -> dict:
-                return physics.select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
+        def refill(pool: dict) -> dict:
+            return physics.select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
 
-            need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
-            pool = jax.lax.cond(need, refill, lambda p: p, pool)
-            ready = ready | need
-            new = physics.select(done, pool, self._pack(state, pool["info"]))
-            info = {**state.info, **new["info"], "autoreset_key": physics.select(done, split[:, 0], keys),
-                    "autoreset_pool": pool, "autoreset_ready": ready & ~done}
-            return state.replace(data=new["data"], obs=new["obs"], info=info)
-
-        return jax.lax.cond(jnp.any(done), swap, lambda s: s, state)
+        need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
+        pool = jax.lax.cond(need, refill, lambda p: p, pool)
+        ready = ready | need
+        # A select on every step, not a lax.cond on any env finishing: XLA copies the whole state that
+        # a conditional's other branch passes through, which cost more than the select (docs/performance.md).
+        new = physics.select(done, pool, self._pack(state, pool["info"]))
+        info = {**state.info, **new["info"], "autoreset_key": physics.select(done, split[:, 0], keys),
+                "autoreset_pool": pool, "autoreset_ready": ready & ~done}
+        return state.replace(data=new["data"], obs=new["obs"], info=info)
 
 
 def wrap_for_training(env: Env, num_envs: int) -> Env:
