@@ -5,7 +5,8 @@ activations between the forward and the backward pass; on a CPU they leave the c
 elementwise pass goes to memory. :func:`chunked_mean` computes the same mean loss and the same
 gradient as one pass over the whole batch, but runs forward and backward on one chunk of rows at a
 time and adds the chunks' gradients, so each chunk's activations are still in the cache when its
-backward pass reads them (docs/performance.md, "The update step").
+backward pass reads them (docs/performance.md, "The update against the machine's matmul peak";
+decision 69).
 """
 
 from __future__ import annotations
