@@ -91,11 +91,11 @@ def minibatch(trainer, size: int, key: jax.Array) -> dict[str, jax.Array]:
             "target_r": normal((size,)), "target_c": normal((size, *terms))}
 
 
-def _step_flops(trainer, size: int) -> float:
+def _step_flops(trainer, model, size: int) -> float:
     """XLA's count of one optimizer step's floating-point operations (``ppo_loss``, its gradient, Adam)
-    on a minibatch of ``size``, the critics' gradient over the whole minibatch."""
-    state = trainer.init(jax.random.key(0))
-    learner, opt = nnx.merge(trainer.graphdef, jax.tree.map(lambda x: x[0], state.model))
+    on a minibatch of ``size`` for the trainer's ``model`` (seed axis first), the critics' gradient
+    over the whole minibatch."""
+    learner, opt = nnx.merge(trainer.graphdef, jax.tree.map(lambda x: x[0], model))
     graphdef, model = nnx.split((learner, opt))
     violation = jnp.zeros(())
 
@@ -132,7 +132,7 @@ def main(args: Args) -> dict:
     update, update_args = _compiled_update(make_trainer(cls, config, env))
     whole_trainer = make_trainer(cls, dataclasses.replace(config, critic_chunk=size), env)
     whole, whole_args = _compiled_update(whole_trainer)
-    step_flops = _step_flops(whole_trainer, size)
+    step_flops = _step_flops(whole_trainer, whole_args[0], size)  # whole_args: (model, batch, keys)
     steps = config.num_minibatches
 
     n = args.matmul_n

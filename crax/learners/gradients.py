@@ -62,9 +62,10 @@ def _chunked_fwd(fn: MeanLoss, chunks: int, params: Any, batch: Any):
         (loss, metrics), grads = jax.value_and_grad(fn, has_aux=True)(params, b)
         return jax.tree.map(jnp.add, total, (loss, metrics, grads)), None
 
-    shapes = jax.eval_shape(lambda b: (*fn(params, b), params), jax.tree.map(lambda x: x[0], _split(batch, chunks)))
+    split = _split(batch, chunks)
+    shapes = jax.eval_shape(lambda b: (*fn(params, b), params), jax.tree.map(lambda x: x[0], split))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
-    (loss, metrics, grads), _ = jax.lax.scan(step, zeros, _split(batch, chunks))
+    (loss, metrics, grads), _ = jax.lax.scan(step, zeros, split)
     loss, metrics, grads = jax.tree.map(lambda x: x / chunks, (loss, metrics, grads))
     return (loss, metrics), (grads, batch)
 
