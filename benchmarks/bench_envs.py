@@ -33,6 +33,7 @@ import tyro
 import crax
 from crax.bench import bench, host_cpu
 from crax.bench_ceiling import unavailable
+from crax.devices import startup, xla_options
 
 RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
 
@@ -68,6 +69,7 @@ def ids_for_suite(suite: str) -> list[str]:
 
 
 def main(args: Args) -> None:
+    startup.configure_jax()  # as `crax bench` does: one host device per core, before JAX starts its backends
     ids = list(args.envs) + (ids_for_suite(args.suite) if args.suite else [])
     if not ids:
         raise SystemExit("nothing to measure: give --envs or --suite")
@@ -94,7 +96,7 @@ def main(args: Args) -> None:
                 "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
                 "devices": f"{len(jax.devices())} {device.platform}", "cpu_count": os.cpu_count(),
                 "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
-                "date": datetime.date.today().isoformat(), "sitting": sitting,
+                "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
             }
             if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
                 record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),

@@ -221,9 +221,14 @@ def throughput_table(tag: str) -> str:
     rows = [r for r in rows if r.get("tag") == tag]
     if not rows:
         raise ValueError(f"throughput.jsonl has no rows tagged {tag!r} (benchmarks/train_throughput.py --tag {tag})")
-    def label(r: dict) -> str:  # a learner, and the critics' gradient chunk where the rows differ in it
-        chunks = {x.get("critic_chunk_rows") for x in rows if x["learner"] == r["learner"]}
-        return r["learner"] + (f" (critic chunk {r['critic_chunk_rows']:,} rows)" if len(chunks) > 1 else "")
+    def label(r: dict) -> str:  # a learner, and its critics' gradient chunk / XLA options where the rows differ in them
+        same = [x for x in rows if x["learner"] == r["learner"]]
+        out = r["learner"]
+        if len({x.get("critic_chunk_rows") for x in same}) > 1:
+            out += f" (critic chunk {r['critic_chunk_rows']:,} rows)"
+        if len({json.dumps(x.get("xla_options"), sort_keys=True) for x in same}) > 1:
+            out += " (crax's XLA options)" if r.get("xla_options") else " (XLA's defaults)"
+        return out
 
     latest = {label(r): r for r in rows}  # the last row of each learner (and chunk)
     base = next(iter(latest.values()))

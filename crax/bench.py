@@ -14,6 +14,7 @@ import jax
 from crax import bench_ceiling
 from crax.core import physics as physics_impl
 from crax.core.env import wrap_for_training
+from crax.devices import xla_options
 from crax.devices.sharding import per_device, shard_batch
 from crax.suites.task_env import TaskEnv
 
@@ -72,7 +73,7 @@ def host_cpu() -> str:
 def _compile(fn, *args) -> tuple[Any, float]:
     """(compiled function, compile seconds)."""
     t = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
+    compiled = xla_options.jit(fn).lower(*args).compile()
     return compiled, time.perf_counter() - t
 
 
@@ -144,7 +145,7 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
         physics_fn, _ = per_device(physics_rollout, num_envs)
     local_env = wrap_for_training(env, local)
     key = jax.random.key(0)
-    state = jax.jit(wrap_for_training(env, num_envs).reset)(key)
+    state = xla_options.jit(wrap_for_training(env, num_envs).reset)(key)
     if env.physics != "warp":
         state = shard_batch(state, num_envs)
     env_c, compile_s = _compile(env_fn, state, key)

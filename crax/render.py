@@ -43,6 +43,7 @@ import numpy as np
 
 from crax.core import palette
 from crax.core.env import Env, State
+from crax.devices import xla_options
 from crax.devices.distributed import is_key
 
 CAMERAS = ("track", "top")
@@ -323,7 +324,7 @@ def rollout(env: Env, policy: Policy | None, key: jax.Array, steps: int) -> Stat
             return jax.random.uniform(k, (env.action_size,), minval=-1.0, maxval=1.0)
         return policy(obs, k)
 
-    @jax.jit
+    @xla_options.jit
     def run(key):
         k_reset, k_steps = jax.random.split(key)
         s0 = env.reset(k_reset)

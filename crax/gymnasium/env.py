@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 from crax.core.env import Env, State
+from crax.devices import xla_options
 
 RENDER_MODES = ("rgb_array",)
 """The render modes the adapters accept (besides None)."""
@@ -81,8 +82,8 @@ class _Adapter:
         self.render_mode = render_mode
         self.render_kwargs = dict(render_kwargs)
         self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES), "render_fps": round(1.0 / env.dt)}
-        self._reset_fn = jax.jit(step_env.reset)
-        self._step_fn = jax.jit(step_env.step)
+        self._reset_fn = xla_options.jit(step_env.reset)
+        self._step_fn = xla_options.jit(step_env.step)
         self._key: jax.Array | None = None
         self._action_scale = action_scale(env)
         self.state = None

@@ -13,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from crax.core.env import Env, State
+from crax.devices import xla_options
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
 from crax.gymnasium.env import _MAX_SEED, _Adapter, action_box, host, observation_box
 
@@ -108,7 +109,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
     def _reset_each(self) -> Callable[[jax.Array], State]:
         """Resets env i from key i as a one-env stack would: the one-env reset vmapped over the keys."""
         one = batched_stack(self.env, 1, self.autoreset_mode)
-        return jax.jit(lambda keys: jax.tree.map(lambda x: x[:, 0], jax.vmap(one.reset)(keys)))
+        return xla_options.jit(lambda keys: jax.tree.map(lambda x: x[:, 0], jax.vmap(one.reset)(keys)))
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         state = self._require_state()

@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 from crax.core.env import Env
+from crax.devices import xla_options
 from crax.learners.config import EVAL_POLICIES
 from crax.learners.families import make_trainer
 from crax.learners.loop import BaseTrainer
@@ -129,4 +130,4 @@ def load_policy(run_dir: str | Path, *, seed: int = 0, deterministic: bool = Tru
     if not 0 <= seed < config.num_seeds:
         raise ValueError(f"seed must be in [0, {config.num_seeds}): the run trained {config.num_seeds} seed(s); "
                          f"got {seed}")
-    return jax.jit(_policy_fn(trainer, restored["state"].model, seed, deterministic))
+    return xla_options.jit(_policy_fn(trainer, restored["state"].model, seed, deterministic))

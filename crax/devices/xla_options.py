@@ -1,0 +1,80 @@
+"""XLA compile options that crax passes to the programs it compiles, one program at a time.
+
+On a CPU, XLA hands dot products *and reductions* to YNNPACK's library fusions by default. An MJX
+step's reductions are over 3- and 4-vectors (quaternion products, rotations, norms) repeated across
+every body, geom and env of a batch, which YNNPACK runs several times slower than XLA's own loops:
+PointGoal1's kinematics spent 1.3 of its 2.4 ms (512 envs, one core) in three such fusions. So crax
+compiles its programs with YNNPACK keeping the dots only (:data:`CPU_OPTIONS`, decision 70 in
+docs/DECISIONS.md; the measurements are in docs/performance.md, "XLA options").
+
+The options go to ``jax.jit(..., compiler_options=...)`` of crax's env programs (:func:`jit`): the
+rollouts of ``crax bench``, the ``Trainer``'s evaluation, the Gymnasium faces, a policy loaded from a
+run, rendering. The trainer's training program keeps XLA's defaults: it holds the rollout and the
+update in one program, and SPEC's update (most of its iteration) ran 1.17x slower with them. Nothing
+is set process-wide, so a program a user compiles around ``env.step`` keeps XLA's defaults (pass
+:func:`compiler_options` to its ``jax.jit`` to get the same). They apply only when
+jax's default backend is the CPU, and not at all when the user's ``XLA_FLAGS`` names the option
+(the user's setting wins) or ``CRAX_XLA_OPTIONS=0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+ENV = "CRAX_XLA_OPTIONS"
+YNN_FUSION_TYPE = "xla_cpu_experimental_ynn_fusion_type"
+CPU_OPTIONS = {YNN_FUSION_TYPE: "LIBRARY_FUSION_TYPE_DOT"}
+"""XLA:CPU options of crax's programs: YNNPACK fuses dots, XLA emits the reductions itself."""
+
+_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _wanted() -> bool:
+    value = os.environ.get(ENV, "1").strip().lower()
+    if value not in _SWITCH:
+        raise ValueError(f"environment variable {ENV}={os.environ[ENV]!r} is not a switch; use 1 (the default: "
+                         f"crax's XLA options on a CPU, {CPU_OPTIONS}) or 0 (XLA's own defaults)")
+    return _SWITCH[value]
+
+
+@functools.cache
+def _supported() -> bool:
+    """Whether this jaxlib's XLA knows :data:`CPU_OPTIONS` (a newer one may rename them): a one-line program
+    compiled with them on the default (CPU) backend, once per process."""
+    import jax
+
+    try:
+        jax.jit(lambda x: x + 1, compiler_options=CPU_OPTIONS).lower(0.0).compile()
+    except Exception as e:  # jaxlib says "No such compile option" as a JaxRuntimeError
+        warnings.warn(f"this jaxlib does not take crax's XLA options {CPU_OPTIONS} ({e}); crax's programs use XLA's "
+                      f"defaults (set {ENV}=0 to silence this)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def compiler_options() -> dict[str, str] | None:
+    """The ``compiler_options`` crax's programs compile with: :data:`CPU_OPTIONS` when jax's default
+    backend is the CPU, None (XLA's defaults) on other backends, when ``XLA_FLAGS`` names
+    ``--xla_cpu_experimental_ynn_fusion_type`` or when ``CRAX_XLA_OPTIONS=0``.
+
+    Raises:
+      ValueError: ``CRAX_XLA_OPTIONS`` is set to something other than a switch (1/0, on/off...).
+    """
+    if not _wanted() or YNN_FUSION_TYPE in os.environ.get("XLA_FLAGS", ""):
+        return None
+    import jax
+
+    if jax.default_backend() != "cpu" or not _supported():
+        return None
+    return dict(CPU_OPTIONS)
+
+
+def jit(fn: Callable, **kwargs: Any) -> Any:
+    """``jax.jit(fn, **kwargs)`` with :func:`compiler_options` (read now, when the program is defined)."""
+    import jax
+
+    return jax.jit(fn, compiler_options=compiler_options(), **kwargs)
