@@ -32,6 +32,7 @@ import tyro
 import crax
 from crax import runs
 from crax.bench import host_cpu
+from crax.devices import xla_options
 from crax.learners import make_trainer
 
 
@@ -107,7 +108,7 @@ def main(args: Args) -> dict:
     jax.block_until_ready(metrics)
     iteration_s = (time.perf_counter() - t) / (args.iterations * per_call)
 
-    rollout = jax.jit(trainer._rollout, static_argnums=4)
+    rollout = xla_options.jit(trainer._rollout, static_argnums=4)  # compiled as the trainer compiles its programs
     length = getattr(config, "steps_per_env", config.unroll_length)  # the PPO family's rollout, or one iteration's
     rollout_s = _time(rollout, state.model, state.env, state.key, state.env_steps, length, repeats=1)
     row = {
@@ -115,7 +116,7 @@ def main(args: Args) -> dict:
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",
         "load_1min": round(os.getloadavg()[0], 1), "date": datetime.date.today().isoformat(),
         **asked, **{k: getattr(config, k) for k in asked if k in fields}, "out": str(args.out),
-        "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1),
+        "env_steps_per_iteration": steps, "compile_s": round(compile_s, 1), "xla_options": xla_options.compiler_options(),
         "first_call_s": round(warm_s, 1), "iteration_s": round(iteration_s, 2),
         "train_steps_per_s": round(steps / iteration_s), "rollout_s": round(rollout_s, 2),
         "rollout_steps_per_s": round(steps / rollout_s), "update_s": round(iteration_s - rollout_s, 2),

@@ -41,6 +41,7 @@ from flax import nnx
 import crax
 from crax import runs
 from crax.bench import host_cpu
+from crax.devices import xla_options
 from crax.learners import make_trainer
 from crax.learners.base import IterationBatch
 
@@ -118,7 +119,7 @@ def _compiled_update(trainer):
                            cost_scale=jnp.ones((1,)))
     keys = jax.random.split(jax.random.key(2), 1)
     args = (state.model, batch, keys)
-    return jax.jit(jax.vmap(trainer._update)).lower(*args).compile(), args
+    return xla_options.jit(jax.vmap(trainer._update)).lower(*args).compile(), args  # as the trainer compiles it
 
 
 def main(args: Args) -> dict:

@@ -7,12 +7,11 @@ PointGoal1's kinematics spent 1.3 of its 2.4 ms (512 envs, one core) in three su
 compiles its programs with YNNPACK keeping the dots only (:data:`CPU_OPTIONS`, decision 70 in
 docs/DECISIONS.md; the measurements are in docs/performance.md, "XLA options").
 
-The options go to ``jax.jit(..., compiler_options=...)`` of crax's env programs (:func:`jit`): the
-rollouts of ``crax bench``, the ``Trainer``'s evaluation, the Gymnasium faces, a policy loaded from a
-run, rendering. The trainer's training program keeps XLA's defaults: it holds the rollout and the
-update in one program, and SPEC's update (most of its iteration) ran 1.17x slower with them. Nothing
-is set process-wide, so a program a user compiles around ``env.step`` keeps XLA's defaults (pass
-:func:`compiler_options` to its ``jax.jit`` to get the same). They apply only when
+The options go to ``jax.jit(..., compiler_options=...)`` of the programs crax compiles (:func:`jit`):
+the ``Trainer``'s (training and evaluation), the rollouts of ``crax bench``, the Gymnasium faces, a
+policy loaded from a run, rendering. Nothing is set process-wide, so a program a user compiles around
+``env.step`` keeps XLA's defaults (pass :func:`compiler_options` to its ``jax.jit`` to get the same).
+They apply only when
 jax's default backend is the CPU, and not at all when the user's ``XLA_FLAGS`` names the option
 (the user's setting wins) or ``CRAX_XLA_OPTIONS=0``.
 """

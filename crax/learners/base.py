@@ -22,6 +22,7 @@ The loop that calls the hooks is :class:`crax.learners.trainer.Trainer`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -32,7 +33,7 @@ from flax import nnx, struct
 
 from crax.core.params import ranged
 from crax.learners.config import ConstraintConfig, RunConfig
-from crax.learners.gradients import chunk_count, chunked_mean
+from crax.learners.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.learner import Learner
 from crax.learners.networks import (
     MLP,
@@ -322,8 +323,12 @@ class ConstrainedPPO(Learner):
         return self.actor(self.normalize(obs))
 
     def values(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Reward and cost values at raw observations."""
-        return self._critics((self.reward_critic, self.cost_critic), self.normalize(obs))
+        """Reward and cost values at raw observations (``obs``'s leading axes flattened and taken in chunks
+        of ``critic_chunk`` rows, as the critics' gradient is: :func:`~crax.learners.gradients.chunked_rows`)."""
+        x = self.normalize(obs)
+        rows = math.prod(x.shape[:-1])
+        critics = (self.reward_critic, self.cost_critic)
+        return chunked_rows(lambda c: self._critics(critics, c), x, self.config.critic_chunk_rows(rows))
 
     def _critics(self, critics: tuple[MLP, MLP], x: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values of ``critics`` (reward, cost) at normalized observations."""

@@ -1,4 +1,5 @@
-"""A batch-mean loss whose gradient is computed chunk by chunk (the critics' regression on a CPU).
+"""A batch-mean loss whose gradient is computed chunk by chunk (the critics' regression on a CPU), and
+a row-wise function mapped over chunks of rows (the critics' values of a whole rollout).
 
 A minibatch of SPEC's critics (8,192 samples × 5 hidden layers of 256) keeps tens of megabytes of
 activations between the forward and the backward pass; on a CPU they leave the cache and every
@@ -6,12 +7,14 @@ elementwise pass goes to memory. :func:`chunked_mean` computes the same mean los
 gradient as one pass over the whole batch, but runs forward and backward on one chunk of rows at a
 time and adds the chunks' gradients, so each chunk's activations are still in the cache when its
 backward pass reads them (docs/performance.md, "The update against the machine's matmul peak";
-decision 69).
+decision 69). :func:`chunked_rows` does the same for a forward pass alone: GAE's critic values over
+the 262,144 rows of SPEC's rollout.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -77,3 +80,17 @@ def _chunked_bwd(fn: MeanLoss, chunks: int, residuals, cotangent):
 
 
 _chunked.defvjp(_chunked_fwd, _chunked_bwd)
+
+
+def chunked_rows(fn: Callable[[jax.Array], Any], x: jax.Array, chunk: int) -> Any:
+    """``fn(x)`` for a row-wise ``fn`` (each output row depends on its input row only), computed over
+    the rows of ``x``'s leading axes flattened, :func:`chunk_count` equal chunks of at most ``chunk``
+    rows at a time in a ``lax.map``. Every output leaf comes back with ``x``'s leading axes. The same
+    values as ``fn(x)`` up to float rounding; with one chunk it is ``fn(x)`` itself."""
+    lead = x.shape[:-1]
+    rows = math.prod(lead)
+    chunks = chunk_count(rows, chunk) if rows else 1
+    if chunks == 1:
+        return fn(x)
+    out = jax.lax.map(fn, x.reshape(chunks, rows // chunks, x.shape[-1]))
+    return jax.tree.map(lambda y: y.reshape(*lead, *y.shape[2:]), out)

@@ -130,9 +130,8 @@ class BaseTrainer:
             raise ValueError(f"a run over {jax.process_count()} processes spreads over {len(devices)} devices: "
                              f"num_seeds ({config.num_seeds}) or num_envs ({config.num_envs}) must be a multiple "
                              f"of {len(devices)}")
-        self._init = jax.jit(init, out_shardings=self.sharding)
-        # XLA's defaults: the update, which dominates SPEC's iteration, runs slower with crax's options (decision 70)
-        self._run = jax.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
+        self._init = xla_options.jit(init, out_shardings=self.sharding)
+        self._run = xla_options.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
         self._compiled: dict[int, Any] = {}
         self._eval = xla_options.jit(jax.vmap(self._evaluate_one))
 

@@ -13,7 +13,7 @@ from flax import nnx
 
 from crax import runs
 from crax.learners import PPOLag
-from crax.learners.gradients import chunk_count, chunked_mean
+from crax.learners.gradients import chunk_count, chunked_mean, chunked_rows
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -121,3 +121,30 @@ def test_a_training_iteration_with_chunked_critics_matches_the_whole_minibatch(t
     for a, b in zip(jax.tree.leaves(results[16].state.model), jax.tree.leaves(results[4].state.model), strict=True):
         if jnp.issubdtype(a.dtype, jnp.floating):
             np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, chunk", [((6, 8, 5), 16), ((48, 5), 7), ((5,), 2), ((13, 5), 4)])
+def test_chunked_rows_is_the_row_wise_function_over_any_leading_axes(shape, chunk):
+    x = jax.random.normal(jax.random.key(0), shape)
+    w = jax.random.normal(jax.random.key(1), (5, 3))
+
+    def fn(rows):  # row-wise, two outputs of different trailing shapes
+        return jnp.tanh(rows @ w), (rows**2).sum(-1)
+
+    got, want = chunked_rows(fn, x, chunk), fn(x)
+    for g, e in zip(got, want, strict=True):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_the_critics_values_of_a_rollout_are_taken_in_chunks_with_the_same_values():
+    config = tiny(PPOLag.Config, critic_chunk=4)
+    learner = PPOLag(config, 3, 2, 10, rngs=nnx.Rngs(0))
+    obs = jax.random.normal(jax.random.key(2), (4, 6, 3))  # 24 rows: 6 chunks of 4
+    x = learner.normalize(obs)
+    want = (learner.reward_critic(x)[..., 0], learner.cost_critic(x)[..., 0])
+    got = learner.values(obs)
+    assert "scan" in str(jax.make_jaxpr(lambda o: learner.values(o))(obs))  # the chunks' lax.map
+    for g, e in zip(got, want, strict=True):
+        assert g.shape == (4, 6)
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
