@@ -49,12 +49,22 @@ def default_cache_dir() -> Path:
     return Path(base) / "crax" / "jax"
 
 
-def _cache_wanted() -> bool:
-    value = os.environ.get(CACHE_ENV, "1").strip().lower()
+def env_switch(name: str, on: str, off: str, hint: str = "") -> bool:
+    """Environment variable ``name`` read as an on/off switch (1/0, true/false, yes/no, on/off; unset: on).
+
+    Raises:
+      ValueError: any other value; the message says what ``1`` (``on``, the default) and ``0`` (``off``) do,
+        then ``hint``.
+    """
+    value = os.environ.get(name, "1").strip().lower()
     if value not in _SWITCH:
-        raise ValueError(f"environment variable {CACHE_ENV}={os.environ[CACHE_ENV]!r} is not a switch; use 1 (the "
-                         "default: cache compiled programs) or 0 (off). To move the cache, set JAX_COMPILATION_CACHE_DIR")
+        raise ValueError(f"environment variable {name}={os.environ[name]!r} is not a switch; use 1 (the default: "
+                         f"{on}) or 0 ({off}){hint}")
     return _SWITCH[value]
+
+
+def _cache_wanted() -> bool:
+    return env_switch(CACHE_ENV, "cache compiled programs", "off", ". To move the cache, set JAX_COMPILATION_CACHE_DIR")
 
 
 def compile_cache() -> str | None:

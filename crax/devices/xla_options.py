@@ -11,9 +11,8 @@ The options go to ``jax.jit(..., compiler_options=...)`` of the programs crax co
 the ``Trainer``'s (training and evaluation), the rollouts of ``crax bench``, the Gymnasium faces, a
 policy loaded from a run, rendering. Nothing is set process-wide, so a program a user compiles around
 ``env.step`` keeps XLA's defaults (pass :func:`compiler_options` to its ``jax.jit`` to get the same).
-They apply only when
-jax's default backend is the CPU, and not at all when the user's ``XLA_FLAGS`` names the option
-(the user's setting wins) or ``CRAX_XLA_OPTIONS=0``.
+They apply only when jax's default backend is the CPU, and not at all when the user's ``XLA_FLAGS``
+names the option (the user's setting wins) or ``CRAX_XLA_OPTIONS=0``.
 """
 
 from __future__ import annotations
@@ -24,20 +23,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from crax.devices.startup import env_switch
+
 ENV = "CRAX_XLA_OPTIONS"
 YNN_FUSION_TYPE = "xla_cpu_experimental_ynn_fusion_type"
 CPU_OPTIONS = {YNN_FUSION_TYPE: "LIBRARY_FUSION_TYPE_DOT"}
 """XLA:CPU options of crax's programs: YNNPACK fuses dots, XLA emits the reductions itself."""
-
-_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-
-
-def _wanted() -> bool:
-    value = os.environ.get(ENV, "1").strip().lower()
-    if value not in _SWITCH:
-        raise ValueError(f"environment variable {ENV}={os.environ[ENV]!r} is not a switch; use 1 (the default: "
-                         f"crax's XLA options on a CPU, {CPU_OPTIONS}) or 0 (XLA's own defaults)")
-    return _SWITCH[value]
 
 
 @functools.cache
@@ -63,7 +54,8 @@ def compiler_options() -> dict[str, str] | None:
     Raises:
       ValueError: ``CRAX_XLA_OPTIONS`` is set to something other than a switch (1/0, on/off...).
     """
-    if not _wanted() or YNN_FUSION_TYPE in os.environ.get("XLA_FLAGS", ""):
+    if (not env_switch(ENV, f"crax's XLA options on a CPU, {CPU_OPTIONS}", "XLA's own defaults")
+            or YNN_FUSION_TYPE in os.environ.get("XLA_FLAGS", "")):
         return None
     import jax
 
