@@ -28,7 +28,7 @@ class BenchRow:
     env_steps_per_s: float
     physics_steps_per_s: float
     ceiling_steps_per_s: float | None = None
-    """C MuJoCo's env steps/s (``mujoco.rollout`` of the same model and states); None: not measured."""
+    """C MuJoCo's env steps/s (``mujoco.rollout`` of the env's physics model from the same states); None: not measured."""
     ceiling_threads: int | None = None
     """Threads of that rollout (one per core)."""
     ceiling_stopped: int = 0
@@ -103,7 +103,9 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
           ceiling: bool = True) -> BenchRow:
     """Measures random-action env steps/s (auto-reset included), bare physics steps/s and, with
     ``ceiling``, the C MuJoCo ceiling (:class:`crax.bench_ceiling.Ceiling`: ``mujoco.rollout`` of the
-    env's model from the same reset states, one thread per core, in env steps/s).
+    env's model from the same reset states, one thread per core, in env steps/s). The physics and
+    the ceiling step what the env steps: its physics model, the scene without its inert bodies
+    (:mod:`crax.core.inert`).
 
     The batch is spread over the devices (:func:`crax.devices.sharding.per_device`), except on
     ``physics="warp"``, which runs on one (its batch shares one contact buffer).
@@ -120,7 +122,8 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     if ceiling and (why := bench_ceiling.unavailable()):
         raise RuntimeError(f"no C MuJoCo ceiling: {why}")
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
-    model, skip = env.mjx_model, env.body.frame_skip
+    physics = env.physics_model  # what the env steps: its scene without the inert bodies (crax.core.inert)
+    model, skip = physics.mjx_model, env.body.frame_skip
 
     def env_rollout(state, key):
         def body(s, k):
@@ -148,10 +151,11 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     state = xla_options.jit(wrap_for_training(env, num_envs).reset)(key)
     if env.physics != "warp":
         state = shard_batch(state, num_envs)
+    data = xla_options.jit(jax.vmap(physics.to_physics))(state.data)
     env_c, compile_s = _compile(env_fn, state, key)
-    phys_c, _ = _compile(physics_fn, state.data, key)
+    phys_c, _ = _compile(physics_fn, data, key)
     _timed(env_c, state, key)  # warm-up
-    _timed(phys_c, state.data, key)
+    _timed(phys_c, data, key)
     c = bench_ceiling.Ceiling(env, state.data, steps) if ceiling else None
     env_s = phys_s = float("inf")
     c_sps, stopped = 0.0, 0
@@ -161,7 +165,7 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
         for i in range(repeats):
             k = jax.random.fold_in(key, i)
             env_s = min(env_s, _timed(env_c, state, k))
-            phys_s = min(phys_s, _timed(phys_c, state.data, k))
+            phys_s = min(phys_s, _timed(phys_c, data, k))
             if c is not None:
                 sps, n_stopped = c.timed()
                 if sps > c_sps:

@@ -1,6 +1,7 @@
 """The C MuJoCo ceiling of ``crax bench``: MuJoCo's own threaded batched rollout of an env's model.
 
-``mujoco.rollout`` steps the env's compiled ``MjModel`` (the one its MJX model was put from) in C,
+``mujoco.rollout`` steps the env's compiled physics model (``env.physics_model.mj_model``: the scene
+without its inert bodies, :mod:`crax.core.inert`; what the env's MJX step runs) in C,
 one thread per core, from the same batch of states the crax bench starts from, under random
 actions drawn as the crax bench draws them and held for each env step's ``frame_skip`` physics
 steps. Its rate, in env steps/s, is what the physics alone costs on the host's CPU cores without
@@ -59,9 +60,12 @@ def full_states(model: mujoco.MjModel, data: Any) -> np.ndarray:
     return out
 
 
-def user_inputs(model: mujoco.MjModel, data: Any) -> np.ndarray:
-    """The ``CONTROL`` vectors (N, ncontrol) of a batch of MJX data: zero ctrl, the batch's mocap poses."""
+def user_inputs(model: mujoco.MjModel, data: Any, mocap: np.ndarray | None = None) -> np.ndarray:
+    """The ``CONTROL`` vectors (N, ncontrol) of a batch of MJX data: zero ctrl, the batch's mocap poses
+    (those of the mocap bodies ``mocap`` of ``data``'s model, for a ``model`` that has only them)."""
     pos, quat = (np.asarray(getattr(data, k), np.float64) for k in ("mocap_pos", "mocap_quat"))
+    if mocap is not None:
+        pos, quat = pos[:, mocap], quat[:, mocap]
     d = mujoco.MjData(model)
     out = np.empty((pos.shape[0], mujoco.mj_stateSize(model, CONTROL)))
     for i in range(pos.shape[0]):
@@ -85,11 +89,12 @@ class Ceiling:
                  threads: int | None = None, seed: int = 0):
         from mujoco import rollout
 
-        self.model, self.frame_skip, self.steps = env.mj_model, env.body.frame_skip, steps
+        # C steps what the env steps: its physics model (crax.core.inert), from the same states
+        self.model, self.frame_skip, self.steps = env.physics_model.mj_model, env.body.frame_skip, steps
         self.threads = threads or os.cpu_count() or 1
         self.state0 = full_states(self.model, data)
         self.warmstart0 = np.asarray(data.qacc_warmstart, np.float64)
-        self.inputs = user_inputs(self.model, data)
+        self.inputs = user_inputs(self.model, data, env.physics_model.kept("mocap"))
         n = self.state0.shape[0]
         if actions is None:
             actions = np.random.default_rng(seed).uniform(-1.0, 1.0, (n, steps, env.action_size))

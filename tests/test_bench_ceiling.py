@@ -1,4 +1,4 @@
-"""The C MuJoCo ceiling of ``crax bench``: MuJoCo's rollout of the env's own model from the env's states."""
+"""The C MuJoCo ceiling of ``crax bench``: MuJoCo's rollout of the env's physics model from the env's states."""
 
 import types
 
@@ -41,7 +41,7 @@ def test_rollout_steps_the_env_model_from_the_env_reset_states():
     data = jax.jit(wrap_for_training(env, 3).reset)(jax.random.key(1)).data
     actions = np.random.default_rng(0).uniform(-1.0, 1.0, (3, 2, env.action_size))
     with Ceiling(env, data, steps=2, actions=actions, threads=2) as c:
-        assert c.model is env.mj_model
+        assert c.model is env.physics_model.mj_model
         final, seconds = c.run()
         rate, stopped = c.timed()
     assert seconds > 0 and rate > 0 and stopped == 0
@@ -67,6 +67,8 @@ def test_rollout_uses_each_env_mocap_layout():
     actions = np.zeros((2, 3, env.action_size))
     with Ceiling(env, data, steps=3, actions=actions, threads=1) as c:
         final, _ = c.run()
+    # C steps the physics model (no zones, no goal) and lands where stepping the whole scene does
+    assert c.model is env.physics_model.mj_model and c.model.nbody < m.nbody
     np.testing.assert_array_equal(final[0], by_hand(env, data, 0, actions[0]))
     np.testing.assert_array_equal(final[1], by_hand(env, data, 1, actions[1]))
     assert not np.allclose(final[0], final[1])  # the pillar pushed the agent

@@ -75,8 +75,9 @@ class ParamsCmd:
 
 @dataclasses.dataclass(frozen=True)
 class BenchCmd:
-    """Env steps/s (random actions, auto-reset included) against the bare physics of the same model
-    and against the C MuJoCo ceiling (mujoco.rollout of the same model and states, one thread per core)."""
+    """Env steps/s (random actions, auto-reset included) against the bare physics the env steps (its
+    scene without the bodies that take no part in the dynamics: goals, zones) and against the C MuJoCo
+    ceiling (mujoco.rollout of that model from the same states, one thread per core)."""
 
     env: str = "PointGoal1"
     """Env id."""

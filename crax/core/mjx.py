@@ -14,14 +14,16 @@ import mujoco
 with contextlib.redirect_stdout(io.StringIO()):
     import mujoco.mjx as mjx
     from mujoco.mjx._src import forward as mjx_forward  # its RK4 parts (crax.core.physics)
+    from mujoco.mjx._src import math as mjx_math  # the kinematics of bodies it does not step (crax.core.inert)
     from mujoco.mjx._src import scan as mjx_scan
+    from mujoco.mjx._src import support as mjx_support
     from mujoco.mjx.warp import types as _warp_types
 
 WARP_SHARED_FIELDS = frozenset(_warp_types.DATA_NON_VMAP)
 """Fields of the Warp implementation's ``Data._impl`` that every env of a vmapped batch shares (the
 contact buffer, its counters and sizes): ``jax.vmap`` leaves them unbatched (mjx's ``DATA_NON_VMAP``)."""
 
-__all__ = ["WARP_SHARED_FIELDS", "jax_impl", "mjx", "mjx_forward", "mjx_scan", "mujoco"]
+__all__ = ["WARP_SHARED_FIELDS", "jax_impl", "mjx", "mjx_forward", "mjx_math", "mjx_scan", "mjx_support", "mujoco"]
 
 
 def jax_impl(data: mjx.Data) -> mjx.DataJAX:

@@ -17,6 +17,7 @@ from crax.core import origins, scene
 from crax.core import physics as physics_impl
 from crax.core.context import Context
 from crax.core.env import Env, State
+from crax.core.inert import PhysicsModel
 from crax.core.mjx import mjx
 from crax.core.params import TaskParam
 from crax.devices import lapack
@@ -131,6 +132,7 @@ class TaskEnv(Env):
             self.mjx_model = physics_impl.put_model(self.mj_model, self.physics, self.id)
         except NotImplementedError as e:
             raise ValueError(f"{self.id}: {unsupported_pairs(self.mj_model, str(e))}") from None
+        self.physics_model = PhysicsModel(spec, self.mj_model, self.mjx_model)
         self._data: dict[int, mjx.Data] = {}
         self._data0 = self._initial_data(1)
         own = [("constraint", c) for c in suite.constraints] + [("sensor", c) for c in suite.sensors]
@@ -290,6 +292,20 @@ class TaskEnv(Env):
         costs = self.suite.costs(self._context(data, tr.task, jnp.zeros(self.action_size)))
         return tr.rewards, costs, tr.extra_metrics
 
+    def _physics(self, data: mjx.Data, task: dict[str, Any]) -> mjx.Data:
+        """The body's ``frame_skip`` physics steps of ``data``, on :attr:`physics_model` (the scene without
+        its inert bodies), each after the suite's :meth:`~crax.suites.base.Suite.substep`."""
+        physics = self.physics_model
+
+        def hook(p: mjx.Data) -> mjx.Data:  # the suite's hook sees the scene's data
+            scene_data = physics.from_physics(data, p, kinematics=False)
+            return physics.to_physics(self.suite.substep(self.mjx_model, scene_data, task))
+
+        before = hook if type(self.suite).substep is not Suite.substep else None
+        stepped = physics_impl.substeps(physics.mjx_model, physics.to_physics(data), self.body.frame_skip,
+                                        before=before, forward_after=self.suite.forward_after_step)
+        return physics.from_physics(data, stepped)
+
     def _step(self, state: State, action: jax.Array) -> State:
         finite_action = jnp.isfinite(action)
         action = jnp.where(finite_action, action, jnp.zeros_like(action))
@@ -297,9 +313,7 @@ class TaskEnv(Env):
         data = before.replace(ctrl=self.body.ctrl(action))
         task = state.info["task"]
 
-        data = physics_impl.substeps(self.mjx_model, data, self.body.frame_skip,
-                                     before=lambda d: self.suite.substep(self.mjx_model, d, task),
-                                     forward_after=self.suite.forward_after_step)
+        data = self._physics(data, task)
         data, tr = self.suite.transition(self.mjx_model, before, data, state.info["task"], action)
         ctx = self._context(data, tr.task, action)
         costs = self.suite.costs(ctx)

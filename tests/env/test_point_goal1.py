@@ -249,3 +249,47 @@ def test_the_substep_hook_runs_once_before_every_physics_substep(point_goal1):
     for k in (1, 2):
         state = step(state, jnp.zeros(env.action_size))
         assert float(state.data.userdata[0]) == k * env.body.frame_skip
+
+
+# ---------------------------------------------------------------------------------------------
+# The physics model: the scene without its inert bodies (crax.core.inert).
+
+
+def test_the_physics_steps_the_scene_without_the_goal_and_zones(point_goal1):
+    env = point_goal1.env
+    scene, physics = env.mj_model, env.physics_model.mj_model
+    inert = sorted(scene.body(b).name for b in env.physics_model.inert)
+    assert inert == sorted(["goal/0", *(f"cylinder_zones/{i}" for i in range(12))])
+    assert (physics.nbody, physics.nq, physics.nv, physics.nu, physics.nmocap) == (2, scene.nq, scene.nv, scene.nu, 0)
+    colliding = [g for g in range(scene.ngeom) if scene.geom_contype[g] or scene.geom_conaffinity[g]]
+    assert set(colliding) <= set(env.physics_model.kept("geom").tolist())
+    np.testing.assert_array_equal(env.physics_model.kept("body"), [0, 1])
+    with pytest.raises(ValueError, match="kind must be one of body, geom, site, mocap, cam, light"):
+        env.physics_model.kept("joint")
+
+
+def test_a_step_matches_mujoco_stepping_the_whole_scene(point_goal1):
+    """One env step from a hand-placed state whose zone 0 was moved and turned by writing its mocap pose
+    (no kinematics written): MuJoCo's ``mj_step`` of the scene model, zones included, gives the same
+    joint state, and the same positions and orientations for every body and geom, the inert ones too."""
+    env = point_goal1.env
+    state = point_goal1.arrange((-0.5, 0.2), 0.3, qvel=(0.4, -0.2, 0.5), goal=[(1.5, 0.5)], cylinder_zones=ZONES)
+    zone = env.mj_model.body_mocapid[env.mj_model.body("cylinder_zones/0").id]
+    quat = np.array([np.cos(0.2), 0.0, np.sin(0.2), 0.0], np.float32) * 2.0  # not a unit quaternion: normalized
+    data = state.data.replace(mocap_pos=state.data.mocap_pos.at[zone].set(jnp.asarray([0.7, -1.1, 0.3])),
+                              mocap_quat=state.data.mocap_quat.at[zone].set(jnp.asarray(quat)))
+    action = jnp.asarray([0.6, -0.4])
+    nxt = point_goal1.step(state.replace(data=data), action)
+
+    m = env.mj_model
+    d = mujoco.MjData(m)
+    for name in ("qpos", "qvel", "mocap_pos", "mocap_quat", "qacc_warmstart"):
+        getattr(d, name)[:] = np.asarray(getattr(data, name), np.float64)
+    d.ctrl[:] = np.asarray(env.body.ctrl(action), np.float64)
+    for _ in range(env.body.frame_skip):
+        mujoco.mj_step(m, d)
+    for name in ("qpos", "qvel", "xpos", "xquat", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat", "subtree_com"):
+        got, want = np.asarray(getattr(nxt.data, name)), getattr(d, name).reshape(getattr(nxt.data, name).shape)
+        np.testing.assert_allclose(got, want, atol=2e-5, err_msg=name)
+    moved = env.mj_model.geom("cylinder_zones/0").id
+    np.testing.assert_allclose(np.asarray(nxt.data.geom_xpos[moved]), [0.7, -1.1, 0.3], atol=1e-6)

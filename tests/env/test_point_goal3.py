@@ -204,6 +204,20 @@ def test_natural_goal_lidar_sees_a_respawned_goal_in_the_same_step(point_goal3):
                                goal, atol=1e-6)
 
 
+def test_a_step_names_contacts_by_the_scene_geom_ids(point_goal3):
+    """The physics model leaves the zones and the goal out and numbers its geoms its own way; a stepped
+    state's contacts carry the scene model's geom ids, which the contact cost reads."""
+    env = point_goal3.env
+    assert not np.array_equal(env.physics_model.kept("geom"), np.arange(env.physics_model.mj_model.ngeom))
+    state = point_goal3.arrange((0.0, 0.0), 0.0, cylinder_pillars=[(0.3, 0.0)])
+    nxt = step_fn()(state, np.asarray([1.0, 0.0], np.float32))  # driving its front box into the pillar
+    assert costs(nxt)["cost/contact"] == 3.0
+    contact = nxt.data._impl.contact
+    touching = np.asarray(contact.geom)[np.asarray(contact.dist) < 0]
+    names = {frozenset(env.mj_model.geom(int(g)).name for g in pair) for pair in touching}
+    assert frozenset({"agent/arrow_collision", "cylinder_pillars/0/collision"}) in names
+
+
 def test_natural_lidar_visible_geoms(point_goal3):
     # A per-geom visibility table (Button's lidar sees only the active button): rays whose first hit
     # is a geom marked invisible read 0. Here the goal (r 0.16, group 3) straight ahead at 1.0.

@@ -1,0 +1,278 @@
+"""The physics model: an env's scene without its inert bodies, which MJX need not step.
+
+A task's scene carries many mocap bodies that take no part in the dynamics: hazard zones, goals,
+their ray-cast proxies, drawn only and read by sensors and costs. MJX's step still runs every body
+and geom through its kinematics, inertia and velocity passes at every physics substep: PointGoal1's
+13 zone and goal bodies (26 geoms) made 4.3 of its 6.8 us an env a physics step on one CPU core
+(decision 71). :class:`PhysicsModel` steps a copy of the model without them and writes the result
+back into the scene's ``Data``, so an env's state keeps every field at the scene model's size and
+ids.
+
+A body is *inert* when it is a mocap body of the world with no child, no geom that can collide
+(``contype`` and ``conaffinity`` both 0, in no explicit contact pair) and nothing else that refers
+to it or its geoms and sites (equality constraints, tendons, actuators, sensors, cameras, lights,
+contact exclusions). Removing such bodies leaves the degrees of freedom, constraints and contact
+pairs as they were, in the same order: the stepped arithmetic is the scene model's.
+
+After the physics, :meth:`PhysicsModel.from_physics` puts the inert bodies' positions and
+orientations (``xpos``, ``xquat``, ``xmat``, ``xipos``, ``ximat``, their geoms' and sites'
+``*_xpos``/``*_xmat``, ``subtree_com``) where MuJoCo's kinematics would: from ``mocap_pos`` and
+``mocap_quat``, once an env step instead of once a substep. Their other per-body fields (``cinert``,
+``cvel``, ``cacc``, ``cfrc_*``) keep the values of the last full forward pass (the reset's), which are
+those of a mocap body that does not turn; the world body's ``subtree_com`` counts them again.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+
+from crax.core.mjx import mjx, mjx_math, mjx_support
+
+# mjData's per-entity fields, by the entity whose count is their leading axis
+_KINDS = ("body", "geom", "site", "mocap", "cam", "light")
+_CONTACT_GEOM_FIELDS = ("geom1", "geom2", "geom")
+
+
+def _runs(ids: np.ndarray) -> list[tuple[int, int]]:
+    """``ids`` (increasing) as half-open ranges of consecutive ids."""
+    runs: list[tuple[int, int]] = []
+    for i in (int(i) for i in ids):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+class _Rows:
+    """Static rows of a leading axis, taken and put by slices: XLA's CPU code runs a gather or a
+    scatter of constant indices several times slower than the slices and concatenations of the
+    same rows (their consecutive runs: decision 71)."""
+
+    def __init__(self, ids: np.ndarray, size: int):
+        self.ids, self.size = np.asarray(ids, np.int32), size
+        self.runs = _runs(self.ids)
+
+    def take(self, x: jax.Array) -> jax.Array:
+        if len(self.runs) == 1 and self.runs[0] == (0, x.shape[0]):
+            return x
+        return jnp.concatenate([x[a:b] for a, b in self.runs]) if self.runs else x[:0]
+
+    def put(self, x: jax.Array, rows: jax.Array) -> jax.Array:
+        """``x`` with its rows ``ids`` replaced by ``rows`` (in order)."""
+        parts, at, k = [], 0, 0
+        for a, b in self.runs:
+            parts += [x[at:a], rows[k:k + b - a]]
+            at, k = b, k + b - a
+        parts.append(x[at:])
+        return jnp.concatenate([p for p in parts if p.shape[0]]) if self.runs else x
+
+
+def inert_bodies(m: mujoco.MjModel) -> tuple[int, ...]:
+    """Ids of ``m``'s inert bodies (the module docstring says which)."""
+    children = set(int(p) for p in m.body_parentid[1:])
+    referred: set[int] = set()
+
+    def refer(objtype: int, objid: int) -> None:
+        if objid < 0:
+            return
+        if objtype == mujoco.mjtObj.mjOBJ_BODY or objtype == mujoco.mjtObj.mjOBJ_XBODY:
+            referred.add(int(objid))
+        elif objtype == mujoco.mjtObj.mjOBJ_GEOM:
+            referred.add(int(m.geom_bodyid[objid]))
+        elif objtype == mujoco.mjtObj.mjOBJ_SITE:
+            referred.add(int(m.site_bodyid[objid]))
+
+    for i in range(m.neq):
+        for objid in (m.eq_obj1id[i], m.eq_obj2id[i]):
+            refer(int(m.eq_objtype[i]), int(objid))
+    for i in range(m.nwrap):
+        refer(int({mujoco.mjtWrap.mjWRAP_SITE: mujoco.mjtObj.mjOBJ_SITE, mujoco.mjtWrap.mjWRAP_SPHERE:
+                   mujoco.mjtObj.mjOBJ_GEOM, mujoco.mjtWrap.mjWRAP_CYLINDER: mujoco.mjtObj.mjOBJ_GEOM}
+                  .get(m.wrap_type[i], mujoco.mjtObj.mjOBJ_UNKNOWN)), int(m.wrap_objid[i]))
+    trn = {mujoco.mjtTrn.mjTRN_SITE: mujoco.mjtObj.mjOBJ_SITE, mujoco.mjtTrn.mjTRN_BODY: mujoco.mjtObj.mjOBJ_BODY}
+    for i in range(m.nu):
+        for objid in m.actuator_trnid[i]:
+            refer(int(trn.get(m.actuator_trntype[i], mujoco.mjtObj.mjOBJ_UNKNOWN)), int(objid))
+    for i in range(m.nsensor):
+        refer(int(m.sensor_objtype[i]), int(m.sensor_objid[i]))
+        refer(int(m.sensor_reftype[i]), int(m.sensor_refid[i]))
+    for g in (*m.pair_geom1, *m.pair_geom2):
+        refer(mujoco.mjtObj.mjOBJ_GEOM, int(g))
+    for signature in m.exclude_signature:
+        referred.update({int(signature) >> 16, int(signature) & 0xFFFF})
+    referred.update(int(b) for b in m.cam_bodyid)
+    referred.update(int(b) for b in m.light_bodyid)
+    referred.update(int(b) for b in m.cam_targetbodyid if b >= 0)
+    referred.update(int(b) for b in m.light_targetbodyid if b >= 0)
+
+    collides = np.zeros(m.nbody, bool)
+    np.logical_or.at(collides, m.geom_bodyid, (m.geom_contype != 0) | (m.geom_conaffinity != 0))
+    return tuple(b for b in range(1, m.nbody)
+                 if m.body_mocapid[b] >= 0 and m.body_parentid[b] == 0 and b not in children
+                 and b not in referred and not collides[b])
+
+
+def _kept(m_full: mujoco.MjModel, m_phys: mujoco.MjModel, kind: str, removed_bodies: set[int]) -> np.ndarray:
+    """Ids in ``m_full`` of the ``kind`` entities ``m_phys`` keeps, in order."""
+    if kind == "body":
+        ids = [b for b in range(m_full.nbody) if b not in removed_bodies]
+    elif kind == "mocap":
+        ids = [int(m_full.body_mocapid[b]) for b in range(m_full.nbody)
+               if b not in removed_bodies and m_full.body_mocapid[b] >= 0]
+        ids.sort()
+    else:
+        owner = getattr(m_full, f"{kind}_bodyid")
+        ids = [i for i in range(len(owner)) if int(owner[i]) not in removed_bodies]
+    kept = np.asarray(ids, np.int32)
+    if len(kept) != getattr(m_phys, f"n{kind}"):
+        raise AssertionError(f"the physics model keeps {getattr(m_phys, f'n{kind}')} {kind} entities, expected {len(kept)}")
+    return kept
+
+
+class PhysicsModel:
+    """The model an env's physics steps: its scene's model without the inert bodies.
+
+    Attributes:
+      mj_model: the compiled physics model (the scene's model itself when nothing is inert).
+      mjx_model: its MJX model.
+      inert: ids of the scene's bodies left out (empty when the two models are one).
+    """
+
+    def __init__(self, spec: mujoco.MjSpec, mj_model: mujoco.MjModel, mjx_model: mjx.Model):
+        self.inert = inert_bodies(mj_model) if isinstance(mjx_model._impl, mjx.ModelJAX) else ()
+        self.mj_model, self.mjx_model = mj_model, mjx_model
+        if not self.inert:
+            return
+        physics_spec = spec.copy()
+        for b in self.inert:
+            physics_spec.delete(physics_spec.body(mj_model.body(b).name))
+        self.mj_model = physics_spec.compile()
+        self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+        removed = set(self.inert)
+        self._kept = {kind: _kept(mj_model, self.mj_model, kind, removed) for kind in _KINDS}
+        self._geom_to_physics = np.full(mj_model.ngeom, -1, np.int32)
+        self._geom_to_physics[self._kept["geom"]] = np.arange(self.mj_model.ngeom, dtype=np.int32)
+        self._leaf_kinds = self._classify(mj_model)
+        self._rows = {kind: _Rows(self._kept[kind], getattr(mj_model, f"n{kind}")) for kind in _KINDS}
+        bodies = np.asarray(self.inert, np.int32)
+        mocap = np.asarray(mj_model.body_mocapid[bodies], np.int32)
+        self._inert_rows = {"body": _Rows(bodies, mj_model.nbody), "mocap": _Rows(np.sort(mocap), mj_model.nmocap)}
+        if not np.array_equal(mocap, np.sort(mocap)):
+            raise AssertionError("the scene's mocap ids do not follow its body order")
+        self._body_local = (mj_model.body_ipos[bodies], mj_model.body_iquat[bodies])
+        self._body_mass = mj_model.body_mass[bodies]
+        self._physics_mass = float(self.mj_model.body_mass.sum())
+        self._parts: dict[str, tuple[_Rows, np.ndarray, tuple[np.ndarray, np.ndarray]]] = {}
+        for kind in ("geom", "site"):  # the inert bodies' geoms and sites: ids, owners (rows of ``bodies``), local poses
+            owner = getattr(mj_model, f"{kind}_bodyid")
+            ids = np.flatnonzero(np.isin(owner, bodies)).astype(np.int32)
+            local = (getattr(mj_model, f"{kind}_pos")[ids], getattr(mj_model, f"{kind}_quat")[ids])
+            self._parts[kind] = (_Rows(ids, len(owner)), np.searchsorted(bodies, owner[ids]), local)
+
+    def kept(self, kind: str) -> np.ndarray:
+        """Ids in the scene model of the ``kind`` entities (``body``, ``geom``, ``site``, ``mocap``, ``cam``,
+        ``light``) the physics model keeps, in the physics model's order."""
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+        if not self.inert:
+            return np.arange(getattr(self.mj_model, f"n{kind}"), dtype=np.int32)
+        return self._kept[kind]
+
+    def _classify(self, m_full: mujoco.MjModel) -> list[str | None]:
+        """For each leaf of a ``Data`` (flattened): the entity kind of its leading axis where the
+        two models' data differ in it, else None (the physics model's leaf is the whole field)."""
+        full = jax.eval_shape(mjx.make_data, mjx.put_model(m_full, impl="jax"))
+        phys = jax.eval_shape(mjx.make_data, self.mjx_model)
+        full_leaves, tree = jax.tree_util.tree_flatten_with_path(full)
+        phys_leaves = jax.tree.leaves(phys)
+        if len(full_leaves) != len(phys_leaves) or tree != jax.tree.structure(phys):
+            raise AssertionError("the physics model's Data differs in structure from the scene model's")
+        kinds: list[str | None] = []
+        for (path, f), p in zip(full_leaves, phys_leaves, strict=True):
+            if f.shape == p.shape:
+                kinds.append(None)
+                continue
+            name = jax.tree_util.keystr(path)
+            fits = [k for k in _KINDS if f.shape[1:] == p.shape[1:]
+                    and (f.shape[0], p.shape[0]) == (getattr(m_full, f"n{k}"), getattr(self.mj_model, f"n{k}"))]
+            if len(fits) > 1:  # equal counts: the field's name says (geom_xpos, site_xmat, mocap_pos...)
+                fits = [k for k in fits if name.split(".")[-1].startswith(f"{k}_")] or ["body"]
+            if len(fits) != 1:
+                raise AssertionError(f"cannot tell which entities Data field {name} is indexed by "
+                                     f"({f.shape} in the scene model, {p.shape} in the physics model)")
+            kinds.append(fits[0])
+        return kinds
+
+    def to_physics(self, data: mjx.Data) -> mjx.Data:
+        """The physics model's ``Data`` for a scene ``data``."""
+        if not self.inert:
+            return data
+        out = [leaf if kind is None else self._rows[kind].take(leaf)
+               for leaf, kind in zip(jax.tree.leaves(data), self._leaf_kinds, strict=True)]
+        return self._map_contact_geoms(jax.tree.unflatten(jax.tree.structure(data), out), self._geom_to_physics)
+
+    def from_physics(self, data: mjx.Data, physics: mjx.Data, *, kinematics: bool = True) -> mjx.Data:
+        """``data`` with the physics model's fields written back; with ``kinematics``, the inert bodies'
+        positions and orientations computed from their mocap poses (the module docstring says which)."""
+        if not self.inert:
+            return physics
+        physics = self._map_contact_geoms(physics, self._kept["geom"])
+        out = [phys if kind is None else self._rows[kind].put(full, phys)
+               for full, phys, kind in zip(jax.tree.leaves(data), jax.tree.leaves(physics), self._leaf_kinds, strict=True)]
+        data = jax.tree.unflatten(jax.tree.structure(data), out)
+        return self._inert_kinematics(data) if kinematics else data
+
+    @staticmethod
+    def _map_contact_geoms(data: mjx.Data, table: np.ndarray) -> mjx.Data:
+        """``data`` with its contacts' geom ids looked up in ``table`` (from one model's ids to the other's)."""
+        impl = data._impl
+        contact = getattr(impl, "contact", None)
+        if contact is None:
+            return data
+        mapped = {f: jnp.asarray(table)[getattr(contact, f)] for f in _CONTACT_GEOM_FIELDS}
+        return data.replace(_impl=impl.replace(contact=contact.replace(**mapped)))
+
+    def _inert_kinematics(self, d: mjx.Data) -> mjx.Data:
+        """What MuJoCo's kinematics and ``subtree_com`` give the inert bodies (mocap bodies of the world)."""
+        bodies = self._inert_rows["body"]
+        mocap = self._inert_rows["mocap"]
+        pos = mocap.take(d.mocap_pos)
+        quat = jax.vmap(mjx_math.normalize)(mocap.take(d.mocap_quat))
+        local = jax.vmap(mjx_support.local_to_global)
+        xipos, ximat = local(pos, quat, *(jnp.asarray(v) for v in self._body_local))
+        mass = jnp.asarray(self._body_mass, xipos.dtype)[:, None]
+        com = jnp.where(mass < mujoco.mjMINVAL, xipos, xipos * mass / jnp.maximum(mass, mujoco.mjMINVAL))
+        # the world's subtree holds every body: the physics model's centre of mass and theirs
+        total = self._physics_mass + float(self._body_mass.sum())
+        world = ((d.subtree_com[0] * self._physics_mass + jnp.sum(xipos * mass, axis=0)) / total
+                 if total >= mujoco.mjMINVAL else d.xipos[0])
+        d = d.replace(xpos=bodies.put(d.xpos, pos), xquat=bodies.put(d.xquat, quat),
+                      xmat=bodies.put(d.xmat, jax.vmap(mjx_math.quat_to_mat)(quat)),
+                      xipos=bodies.put(d.xipos, xipos), ximat=bodies.put(d.ximat, ximat),
+                      subtree_com=bodies.put(d.subtree_com, com).at[0].set(world))
+        for kind, (rows, owner, (lpos, lquat)) in self._parts.items():
+            if len(rows.ids):
+                xpos, xmat = local(_expand(pos, owner), _expand(quat, owner), jnp.asarray(lpos), jnp.asarray(lquat))
+                d = d.replace(**{f"{kind}_xpos": rows.put(getattr(d, f"{kind}_xpos"), xpos),
+                                 f"{kind}_xmat": rows.put(getattr(d, f"{kind}_xmat"), xmat)})
+        return d
+
+
+def _expand(x: jax.Array, owner: np.ndarray) -> jax.Array:
+    """``x[owner]`` for a non-decreasing static ``owner``, by broadcasts of ``x``'s rows (no gather)."""
+    rows, counts = np.unique(owner, return_counts=True)
+    groups: list[list[int]] = []  # consecutive rows repeated equally often: one broadcast each
+    for k in range(len(rows)):
+        if groups and rows[k] == rows[groups[-1][-1]] + 1 and counts[k] == counts[groups[-1][0]]:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    pieces = []
+    for g in groups:
+        first, n, count = int(rows[g[0]]), len(g), int(counts[g[0]])
+        pieces.append(jnp.broadcast_to(x[first:first + n, None], (n, count, *x.shape[1:])).reshape(n * count, *x.shape[1:]))
+    return jnp.concatenate(pieces) if len(pieces) > 1 else pieces[0]
