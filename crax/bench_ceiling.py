@@ -83,18 +83,22 @@ class Ceiling:
     actions ``actions`` (N, steps, action_size) in [-1, 1] (default: uniform, as the crax bench draws
     them) mapped to controls by the body's ``ctrl`` and held for each env step. ``threads`` defaults
     to one per core. Use as a context manager, or call :meth:`close`, to stop the thread pool.
+
+    The model is the one the env steps, its physics model (:mod:`crax.core.inert`); ``whole_scene``
+    rolls out the scene's model instead, inert bodies included (the same trajectories, for comparison).
     """
 
     def __init__(self, env: TaskEnv, data: Any, steps: int, *, actions: np.ndarray | None = None,
-                 threads: int | None = None, seed: int = 0):
+                 threads: int | None = None, seed: int = 0, whole_scene: bool = False):
         from mujoco import rollout
 
-        # C steps what the env steps: its physics model (crax.core.inert), from the same states
-        self.model, self.frame_skip, self.steps = env.physics_model.mj_model, env.body.frame_skip, steps
+        physics = env.physics_model
+        self.model = env.mj_model if whole_scene else physics.mj_model
+        self.frame_skip, self.steps = env.body.frame_skip, steps
         self.threads = threads or os.cpu_count() or 1
         self.state0 = full_states(self.model, data)
         self.warmstart0 = np.asarray(data.qacc_warmstart, np.float64)
-        self.inputs = user_inputs(self.model, data, env.physics_model.kept("mocap"))
+        self.inputs = user_inputs(self.model, data, None if whole_scene else physics.kept("mocap"))
         n = self.state0.shape[0]
         if actions is None:
             actions = np.random.default_rng(seed).uniform(-1.0, 1.0, (n, steps, env.action_size))

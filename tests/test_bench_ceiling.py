@@ -69,6 +69,9 @@ def test_rollout_uses_each_env_mocap_layout():
         final, _ = c.run()
     # C steps the physics model (no zones, no goal) and lands where stepping the whole scene does
     assert c.model is env.physics_model.mj_model and c.model.nbody < m.nbody
+    with Ceiling(env, data, steps=3, actions=actions, threads=1, whole_scene=True) as scene:
+        assert scene.model is m
+        np.testing.assert_array_equal(scene.run()[0], final)
     np.testing.assert_array_equal(final[0], by_hand(env, data, 0, actions[0]))
     np.testing.assert_array_equal(final[1], by_hand(env, data, 1, actions[1]))
     assert not np.allclose(final[0], final[1])  # the pillar pushed the agent
