@@ -3,12 +3,12 @@
 A task's scene carries many mocap bodies that take no part in the dynamics: hazard zones, goals,
 their ray-cast proxies, drawn only and read by sensors and costs. MJX's step still runs every body
 and geom through its kinematics, inertia and velocity passes at every physics substep: PointGoal1's
-13 zone and goal bodies (26 geoms) made 4.3 of its 6.8 us an env a physics step on one CPU core
+13 zone and goal bodies (26 geoms) made 4.3 of its 6.8 µs an env a physics step on one CPU core
 (decision 71). :class:`PhysicsModel` steps a copy of the model without them and writes the result
 back into the scene's ``Data``, so an env's state keeps every field at the scene model's size and
 ids.
 
-A body is *inert* when it is a mocap body of the world with no child, no geom that can collide
+A body is *inert* when it is a named mocap body of the world with no child, no geom that can collide
 (``contype`` and ``conaffinity`` both 0, in no explicit contact pair) and nothing else that refers
 to it or its geoms and sites (equality constraints, tendons, actuators, sensors, cameras, lights,
 contact exclusions). Removing such bodies leaves the degrees of freedom, constraints and contact
@@ -23,6 +23,8 @@ those of a mocap body that does not turn; the world body's ``subtree_com`` count
 """
 
 from __future__ import annotations
+
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -52,8 +54,8 @@ class _Rows:
     scatter of constant indices several times slower than the slices and concatenations of the
     same rows (their consecutive runs: decision 71)."""
 
-    def __init__(self, ids: np.ndarray, size: int):
-        self.ids, self.size = np.asarray(ids, np.int32), size
+    def __init__(self, ids: np.ndarray):
+        self.ids = np.asarray(ids, np.int32)
         self.runs = _runs(self.ids)
 
     def take(self, x: jax.Array) -> jax.Array:
@@ -113,7 +115,7 @@ def inert_bodies(m: mujoco.MjModel) -> tuple[int, ...]:
     np.logical_or.at(collides, m.geom_bodyid, (m.geom_contype != 0) | (m.geom_conaffinity != 0))
     return tuple(b for b in range(1, m.nbody)
                  if m.body_mocapid[b] >= 0 and m.body_parentid[b] == 0 and b not in children
-                 and b not in referred and not collides[b])
+                 and b not in referred and not collides[b] and m.body(b).name)
 
 
 def _kept(m_full: mujoco.MjModel, m_phys: mujoco.MjModel, kind: str, removed_bodies: set[int]) -> np.ndarray:
@@ -150,19 +152,25 @@ class PhysicsModel:
         physics_spec = spec.copy()
         for b in self.inert:
             physics_spec.delete(physics_spec.body(mj_model.body(b).name))
-        self.mj_model = physics_spec.compile()
-        self.mjx_model = mjx.put_model(self.mj_model, impl="jax")
+        try:
+            physics_model = physics_spec.compile()
+        except Exception as e:  # noqa: BLE001  (MuJoCo raises bare ValueError/RuntimeError) the scene is stepped whole
+            warnings.warn(f"{spec.modelname}: stepping the whole scene; MuJoCo could not compile it without its "
+                          f"inert bodies ({type(e).__name__}: {e})", stacklevel=2)
+            self.inert = ()
+            return
+        self.mj_model, self.mjx_model = physics_model, mjx.put_model(physics_model, impl="jax")
         removed = set(self.inert)
         self._kept = {kind: _kept(mj_model, self.mj_model, kind, removed) for kind in _KINDS}
         self._geom_to_physics = np.full(mj_model.ngeom, -1, np.int32)
         self._geom_to_physics[self._kept["geom"]] = np.arange(self.mj_model.ngeom, dtype=np.int32)
         self._leaf_kinds = self._classify(mj_model)
-        self._rows = {kind: _Rows(self._kept[kind], getattr(mj_model, f"n{kind}")) for kind in _KINDS}
+        self._rows = {kind: _Rows(self._kept[kind]) for kind in _KINDS}
         bodies = np.asarray(self.inert, np.int32)
         mocap = np.asarray(mj_model.body_mocapid[bodies], np.int32)
-        self._inert_rows = {"body": _Rows(bodies, mj_model.nbody), "mocap": _Rows(np.sort(mocap), mj_model.nmocap)}
-        if not np.array_equal(mocap, np.sort(mocap)):
+        if np.any(np.diff(mocap) <= 0):
             raise AssertionError("the scene's mocap ids do not follow its body order")
+        self._inert_rows = {"body": _Rows(bodies), "mocap": _Rows(mocap)}
         self._body_local = (mj_model.body_ipos[bodies], mj_model.body_iquat[bodies])
         self._body_mass = mj_model.body_mass[bodies]
         self._physics_mass = float(self.mj_model.body_mass.sum())
@@ -171,7 +179,7 @@ class PhysicsModel:
             owner = getattr(mj_model, f"{kind}_bodyid")
             ids = np.flatnonzero(np.isin(owner, bodies)).astype(np.int32)
             local = (getattr(mj_model, f"{kind}_pos")[ids], getattr(mj_model, f"{kind}_quat")[ids])
-            self._parts[kind] = (_Rows(ids, len(owner)), np.searchsorted(bodies, owner[ids]), local)
+            self._parts[kind] = (_Rows(ids), np.searchsorted(bodies, owner[ids]), local)
 
     def kept(self, kind: str) -> np.ndarray:
         """Ids in the scene model of the ``kind`` entities (``body``, ``geom``, ``site``, ``mocap``, ``cam``,
@@ -233,7 +241,10 @@ class PhysicsModel:
         contact = getattr(impl, "contact", None)
         if contact is None:
             return data
-        mapped = {f: jnp.asarray(table)[getattr(contact, f)] for f in _CONTACT_GEOM_FIELDS}
+        def look_up(g: jax.Array) -> jax.Array:  # -1 (no geom: an empty contact slot) stays -1
+            return jnp.where(g >= 0, jnp.asarray(table)[jnp.maximum(g, 0)], g)
+
+        mapped = {f: look_up(getattr(contact, f)) for f in _CONTACT_GEOM_FIELDS}
         return data.replace(_impl=impl.replace(contact=contact.replace(**mapped)))
 
     def _inert_kinematics(self, d: mjx.Data) -> mjx.Data:
