@@ -179,6 +179,17 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     return BenchRow(num_envs, compile_s, n / env_s, n / phys_s, c_sps, c.threads, stopped)
 
 
+def physics_note(env: TaskEnv) -> str:
+    """The line under ``crax bench``'s table saying which model its physics and C MuJoCo columns step,
+    where the env's physics model leaves bodies of its scene out (:mod:`crax.core.inert`); "" otherwise."""
+    inert, m = env.physics_model.inert, env.mj_model
+    if not inert:
+        return ""
+    return (f"physics and C MuJoCo step the env's physics model: {m.nbody - len(inert)} of the scene's {m.nbody} "
+            f"bodies ({len(inert)} mocap bodies that neither collide nor take part in the dynamics are left out, "
+            f"as the env steps it; crax.core.inert)")
+
+
 def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str:
     """The bench table: one line per N; the C MuJoCo columns read ``-`` where no ceiling was measured."""
     devices = jax.devices()[:1] if physics == "warp" else jax.devices()
@@ -204,4 +215,4 @@ def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str
     return "\n".join(lines)
 
 
-__all__ = ["BenchRow", "bench", "check_counts", "format_table"]
+__all__ = ["BenchRow", "bench", "check_counts", "format_table", "physics_note"]

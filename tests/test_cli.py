@@ -99,6 +99,15 @@ def test_bench_prints_table(capsys):
     assert ", C MuJoCo " in err
 
 
+def test_bench_says_which_model_its_physics_steps():
+    import crax
+    from crax.bench import physics_note
+
+    assert physics_note(crax.make("PointCircle1")) == ""  # nothing left out
+    note = physics_note(crax.make("PointGoal1"))
+    assert note.startswith("physics and C MuJoCo step the env's physics model: 2 of the scene's 15 bodies (13 mocap")
+
+
 @pytest.mark.slow
 def test_bench_without_ceiling_leaves_its_columns_empty(capsys, monkeypatch):
     from crax import bench_ceiling

@@ -94,7 +94,7 @@ class BenchCmd:
 
     def run(self) -> None:
         import crax
-        from crax.bench import bench, check_counts, format_table
+        from crax.bench import bench, check_counts, format_table, physics_note
         from crax.bench_ceiling import unavailable
 
         if not self.num_envs:
@@ -114,6 +114,8 @@ class BenchCmd:
             c_note = "" if c is None else f", C MuJoCo {c:,.0f}"
             print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s{c_note}", file=sys.stderr, flush=True)
         print(format_table(self.env, rows, self.physics))
+        if note := physics_note(env):
+            print(note)
 
 
 @dataclasses.dataclass(frozen=True)
