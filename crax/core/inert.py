@@ -164,7 +164,7 @@ class PhysicsModel:
         self._kept = {kind: _kept(mj_model, self.mj_model, kind, removed) for kind in _KINDS}
         self._geom_to_physics = np.full(mj_model.ngeom, -1, np.int32)
         self._geom_to_physics[self._kept["geom"]] = np.arange(self.mj_model.ngeom, dtype=np.int32)
-        self._leaf_kinds = self._classify(mj_model)
+        self._leaf_kinds = self._classify(mj_model, mjx_model)
         self._rows = {kind: _Rows(self._kept[kind]) for kind in _KINDS}
         bodies = np.asarray(self.inert, np.int32)
         mocap = np.asarray(mj_model.body_mocapid[bodies], np.int32)
@@ -190,10 +190,10 @@ class PhysicsModel:
             return np.arange(getattr(self.mj_model, f"n{kind}"), dtype=np.int32)
         return self._kept[kind]
 
-    def _classify(self, m_full: mujoco.MjModel) -> list[str | None]:
+    def _classify(self, m_full: mujoco.MjModel, mjx_full: mjx.Model) -> list[str | None]:
         """For each leaf of a ``Data`` (flattened): the entity kind of its leading axis where the
         two models' data differ in it, else None (the physics model's leaf is the whole field)."""
-        full = jax.eval_shape(mjx.make_data, mjx.put_model(m_full, impl="jax"))
+        full = jax.eval_shape(mjx.make_data, mjx_full)
         phys = jax.eval_shape(mjx.make_data, self.mjx_model)
         full_leaves, tree = jax.tree_util.tree_flatten_with_path(full)
         phys_leaves = jax.tree.leaves(phys)
@@ -241,8 +241,10 @@ class PhysicsModel:
         contact = getattr(impl, "contact", None)
         if contact is None:
             return data
+        ids = jnp.asarray(table)
+
         def look_up(g: jax.Array) -> jax.Array:  # -1 (no geom: an empty contact slot) stays -1
-            return jnp.where(g >= 0, jnp.asarray(table)[jnp.maximum(g, 0)], g)
+            return jnp.where(g >= 0, ids[jnp.maximum(g, 0)], g)
 
         mapped = {f: look_up(getattr(contact, f)) for f in _CONTACT_GEOM_FIELDS}
         return data.replace(_impl=impl.replace(contact=contact.replace(**mapped)))
