@@ -235,10 +235,11 @@ class AutoReset(Wrapper):
     any reset, for bootstrapping truncated episodes.
 
     Env ``i``'s next episode always starts from ``env.reset(split(key_i)[1])``, ``key_i`` being
-    ``info["autoreset_key"][i]``, which then advances to ``split(key_i)[0]``. That start state is
-    prepared ahead in a pool (``info["autoreset_pool"]``, one slot per env): a finishing env swaps
-    its slot in with a select. Used slots are refilled together, in one batched reset, once
-    ``refill_at`` of them are used or when an env finishes whose slot is used. The trajectories are
+    ``info["autoreset_key"][i]``, which then advances to ``split(key_i)[0]``. That start state (and
+    the advanced key) is prepared ahead in a pool (``info["autoreset_pool"]``, one slot per env): a
+    finishing env swaps its slot in with a select, and no key is split on the other steps. Used
+    slots are refilled together, in one batched reset, once ``refill_at`` of them are used or when
+    an env finishes whose slot is used. The trajectories are
     those of resetting each env at its finishing step, whatever ``refill_at`` is; only the cost
     moves: a reset costs nearly the same for 8 envs as for 64 on CPU (many small kernels), so one
     batched refill every few steps is cheaper than resetting a few envs on every step, which bodies
@@ -271,7 +272,8 @@ class AutoReset(Wrapper):
         n = state.done.shape[0]
         # The pool starts empty (no slot ready); the initial state only gives it its structure.
         info = {**state.info, "autoreset_key": auto_keys, "final_obs": state.obs,
-                "autoreset_pool": self._pack(state, state.info), "autoreset_ready": jnp.zeros(n, bool)}
+                "autoreset_pool": {**self._pack(state, state.info), "key": auto_keys},
+                "autoreset_ready": jnp.zeros(n, bool)}
         return state.replace(info=info)
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -283,18 +285,19 @@ class AutoReset(Wrapper):
 
         pool, ready = state.info["autoreset_pool"], state.info["autoreset_ready"]
         keys = state.info["autoreset_key"]
-        split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
 
         def refill(pool: dict) -> dict:
-            return physics.select(~ready, self._pack(self.env.reset(split[:, 1]), pool["info"]), pool)
+            split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
+            fresh = {**self._pack(self.env.reset(split[:, 1]), pool["info"]), "key": split[:, 0]}
+            return physics.select(~ready, fresh, pool)
 
         need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
         pool = jax.lax.cond(need, refill, lambda p: p, pool)
         ready = ready | need
         # A select on every step, not a lax.cond on any env finishing: XLA copies the whole state that
         # a conditional's other branch passes through, which cost more than the select (docs/performance.md).
-        new = physics.select(done, pool, self._pack(state, pool["info"]))
-        info = {**state.info, **new["info"], "autoreset_key": physics.select(done, split[:, 0], keys),
+        new = physics.select(done, pool, {**self._pack(state, pool["info"]), "key": keys})
+        info = {**state.info, **new["info"], "autoreset_key": new["key"],
                 "autoreset_pool": pool, "autoreset_ready": ready & ~done}
         return state.replace(data=new["data"], obs=new["obs"], info=info)
 

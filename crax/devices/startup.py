@@ -21,6 +21,9 @@
   XLA:CPU split into calls that never wait on the intra-op thread pool (which deadlocks MJX steps
   with contacts at large batches). ``TaskEnv`` also installs it, for envs built without
   ``crax.make``. ``CRAX_SPLIT_LAPACK=0`` keeps jax's own lowerings.
+* **Threefry written out** (:mod:`crax.devices.threefry`): jax's random-number hash runs on XLA:CPU
+  as straight-line code instead of a loop (the same bits, faster draws and key splits).
+  ``CRAX_UNROLL_THREEFRY=0`` keeps jax's own lowering.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from crax.devices import lapack
+from crax.devices import lapack, threefry
 
 CACHE_ENV = "CRAX_COMPILE_CACHE"
 HOST_DEVICES_ENV = "CRAX_HOST_DEVICES"
+THREEFRY_ENV = "CRAX_UNROLL_THREEFRY"
 _HOST_DEVICE_FLAG = "--xla_force_host_platform_device_count"
 _SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
@@ -106,11 +110,14 @@ def host_devices() -> None:
 
 
 def configure_jax() -> None:
-    """:func:`host_devices`, :func:`compile_cache` and the LAPACK batch split (:mod:`crax.devices.lapack`,
-    opt out with ``CRAX_SPLIT_LAPACK=0``). Idempotent."""
+    """:func:`host_devices`, :func:`compile_cache`, the LAPACK batch split (:mod:`crax.devices.lapack`,
+    opt out with ``CRAX_SPLIT_LAPACK=0``) and Threefry written out (:mod:`crax.devices.threefry`, opt
+    out with ``CRAX_UNROLL_THREEFRY=0``). Idempotent."""
     host_devices()
     compile_cache()
     lapack.install()
+    if env_switch(THREEFRY_ENV, "jax's random-number hash written out on a CPU", "jax's looped lowering"):
+        threefry.install()
 
 
 def quiet_xla_log() -> None:

@@ -13,6 +13,9 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+UNROLLED = 2
+"""Layouts of at most this many objects are placed by straight-line code rather than a loop."""
+
 
 def sample_layout(
     key: jax.Array,
@@ -59,7 +62,8 @@ def sample_layout(
         return occupied.at[offset + i].set(jnp.concatenate([xy, r[None]])), xy
 
     keys = jax.random.split(key, n)
-    _, xy = jax.lax.scan(place, occupied, (jnp.arange(n), keys, keepout, half))
+    # a respawn (one object, every env step) unrolled: a loop costs its own kernels on a CPU
+    _, xy = jax.lax.scan(place, occupied, (jnp.arange(n), keys, keepout, half), unroll=n <= UNROLLED)
     return xy
 
 

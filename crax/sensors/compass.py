@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from crax.core.context import Context
 from crax.sensors.base import Sensor
-from crax.sensors.lidar import ego_frame
+from crax.sensors.lidar import ego_frame, nearest
 
 
 class Compass(Sensor):
@@ -39,11 +39,7 @@ class Compass(Sensor):
         dist = jnp.linalg.norm(ego, axis=-1)
         unit = ego / jnp.maximum(dist, 1e-6)[:, None]
         k = min(self.count, ego.shape[0])
-        if k < ego.shape[0]:
-            _, nearest = jax.lax.top_k(-dist, k)
-            unit = unit[nearest]
-        else:
-            unit = unit[jnp.argsort(dist)]
+        unit = unit[nearest(dist, k)]
         pad = jnp.zeros((self.count - k, 2), unit.dtype)
         out = jnp.concatenate([unit, pad]).reshape(-1)
         return out if self.mask is None else out * ctx.task[self.mask].astype(out.dtype)

@@ -19,6 +19,24 @@ def ego_frame(xy: jax.Array, yaw: jax.Array, points: jax.Array) -> jax.Array:
     return jnp.stack([c * rel[:, 0] + s * rel[:, 1], -s * rel[:, 0] + c * rel[:, 1]], axis=-1)
 
 
+RANKED = 32
+"""The most entries :func:`nearest` ranks by pairs (m² comparisons); above it, ``lax.top_k``."""
+
+
+def nearest(dist: jax.Array, k: int) -> jax.Array:
+    """Indices of the ``k`` smallest entries of ``dist`` (m,), smallest first, equal ones in index order:
+    ``lax.top_k(-dist, k)``'s and ``argsort(dist)[:k]``'s. Up to :data:`RANKED` entries they are ranked
+    by comparing every pair, which fuses with the sensor's other arithmetic; XLA's CPU ``top_k`` is a
+    library call of its own per batch (a third of PointGoal1's hazard compass), and its sort slower still."""
+    m = dist.shape[-1]
+    if m > RANKED:
+        return jax.lax.top_k(-dist, k)[1]
+    i = jnp.arange(m)
+    ahead = (dist[None, :] < dist[:, None]) | ((dist[None, :] == dist[:, None]) & (i[None, :] < i[:, None]))
+    rank = jnp.sum(ahead, axis=1)
+    return jnp.sum(jnp.where(rank[None, :] == jnp.arange(k)[:, None], i[None, :], 0), axis=1)
+
+
 def body_frame(pos: jax.Array, rot: jax.Array, points: jax.Array) -> jax.Array:
     """Floor points (k, 2), at height 0, in the frame of a body at ``pos`` (3,) turned by ``rot``
     (3, 3; body to world), its first two coordinates: Safety-Gymnasium's ``_ego_xy``. For a level
@@ -43,7 +61,9 @@ def lidar_bins(ego: jax.Array, *, num_bins: int, max_dist: float, alias: bool = 
     """The pseudo-lidar's bins (:func:`pseudo_lidar`) of points already in the ego frame (k, 2)."""
     dist = jnp.linalg.norm(ego, axis=-1)
     width = 2 * jnp.pi / num_bins
-    angle = jnp.arctan2(ego[:, 1], ego[:, 0]) % (2 * jnp.pi)
+    angle = jnp.arctan2(ego[:, 1], ego[:, 0])
+    # arctan2 % 2π to the bit, without the remainder: a library call per element on a CPU
+    angle = jnp.where(angle < 0, angle + 2 * jnp.pi, angle)
     position = angle / width
     b = jnp.floor(position).astype(jnp.int32) % num_bins
     reading = jnp.maximum(0.0, max_dist - dist) / max_dist
@@ -63,7 +83,7 @@ class Lidar(Sensor):
       num_bins: angular bins; bin 0 starts at the heading and bins run counter-clockwise.
       max_dist: range D in metres.
       alias: spread each reading over the neighbouring bins.
-      nearest: see only the ``nearest`` objects closest to the agent (``lax.top_k`` on static
+      nearest: see only the ``nearest`` objects closest to the agent (:func:`nearest`, on static
         shapes; Pathway's 10 of 100 zones); None: every object.
       mask: task key of a scalar that multiplies the reading (0 blanks the lidar, e.g. Button's
         lidar after a press); None: always on.
@@ -106,8 +126,7 @@ class Lidar(Sensor):
     def _observe(self, ctx: Context) -> jax.Array:
         points = ctx.task[self.target]
         if self.nearest is not None and self.nearest < points.shape[0]:
-            _, idx = jax.lax.top_k(-jnp.sum(jnp.square(points - ctx.agent_xy), axis=-1), self.nearest)
-            points = points[idx]
+            points = points[nearest(jnp.sum(jnp.square(points - ctx.agent_xy), axis=-1), self.nearest)]
         if self.tilted:
             ego = body_frame(ctx.data.xpos[self.torso_id], ctx.data.xmat[self.torso_id], points)
         else:

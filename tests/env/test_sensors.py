@@ -21,7 +21,7 @@ from crax.core.mjx import mjx
 from crax.objects.walls import wall_points
 from crax.sensors import Accelerometer, Compass, Gyro, Lidar, Magnetometer, Velocimeter, pseudo_lidar
 from crax.sensors.compass import Distance
-from crax.sensors.lidar import CircleLidar
+from crax.sensors.lidar import RANKED, CircleLidar, nearest
 
 B = 16
 W = 2 * math.pi / B  # bin width
@@ -177,6 +177,21 @@ def test_compass_many_objects_top_k_and_unit_norm():
     c, s = math.cos(yaw), math.sin(yaw)
     ego = np.stack([c * rel[:, 0] + s * rel[:, 1], -s * rel[:, 0] + c * rel[:, 1]], -1)[order]
     np.testing.assert_allclose(out, ego / np.linalg.norm(ego, axis=1, keepdims=True), atol=1e-5)
+
+
+@pytest.mark.parametrize("m,k", [(1, 1), (5, 1), (8, 8), (16, 8), (RANKED, 10), (RANKED + 1, 10), (100, 10)])
+def test_nearest_is_top_k_with_ties_in_index_order(m, k):
+    # ranked by pairs up to RANKED entries, lax.top_k above; both must give top_k's indices, equal distances
+    # (ties, zeros, every entry alike) in index order
+    rng = np.random.default_rng(m)
+    dist = rng.random((64, m)).astype(np.float32)
+    dist[:8, m // 2] = dist[:8, 0]
+    dist[8:16] = 0.0
+    dist[16:24] = 0.5
+    dist[24:32, ::2] = 0.25
+    got = jax.vmap(lambda d: nearest(d, k))(dist)
+    np.testing.assert_array_equal(got, jax.vmap(lambda d: jax.lax.top_k(-d, k)[1])(dist))
+    np.testing.assert_array_equal(got, np.argsort(dist, axis=1, kind="stable")[:, :k])
 
 
 def test_compass_origin_and_mask():

@@ -75,7 +75,8 @@ def test_velocity_reward_and_hinge_cost_per_step():
     np.testing.assert_allclose(m["velocity"], v, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(m["reward/forward"], v, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(traj["cost"], np.maximum(0.0, m["velocity"] - TAU), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(m["cost/velocity"], traj["cost"])
+    # the step's cost is its one term; XLA may compute that term in two fusions, a rounding apart
+    np.testing.assert_allclose(m["cost/velocity"], traj["cost"], rtol=1e-6, atol=1e-7)
     assert np.any(m["velocity"] > TAU) and np.any(m["velocity"] < TAU)  # both sides of the threshold
     ctrl = -0.1 * np.sum(traj["action"] ** 2, axis=-1)
     np.testing.assert_allclose(m["reward/ctrl"], ctrl, rtol=1e-5, atol=1e-6)
