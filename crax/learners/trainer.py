@@ -13,12 +13,18 @@ Decisions not fixed by SPEC §5 (recorded here):
   the policy update already uses the multiplier of the freshest cost estimate.
 * GAE runs once per iteration over each env's whole contiguous rollout with the critics after the
   normalizer update; advantages are normalized over the whole iteration batch (reward and cost
-  separately); critic targets are the un-normalized GAE returns.
+  separately); critic targets are the un-normalized GAE returns. The value of a step's true next
+  observation is the next step's value wherever auto-reset made the two observations one
+  (:func:`next_values`): the critics run on ``final_obs`` at truncations and the rollout's last
+  step only (session 36: SPEC's iteration 48.0 -> 45.3 s).
 * Entropy bonus uses the entropy of the pre-squash Gaussian.
 * The value loss is ``value_loss_coef · MSE`` per critic, with 0.25 reproducing Brax's ``0.5 · 0.5 · MSE``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -43,7 +49,7 @@ from crax.learners.loop import (
 )
 
 __all__ = ["EVAL_POLICIES", "STEP_COST", "TrainState", "Trainer", "Transition", "default_devices", "desynchronize",
-           "gae", "state_sharding", "step_costs"]
+           "gae", "next_values", "state_sharding", "step_costs"]
 
 
 def gae(
@@ -70,6 +76,41 @@ def gae(
 
     _, adv = jax.lax.scan(back, jnp.zeros_like(deltas[0]), (deltas, dones), reverse=True)
     return adv, adv + values
+
+
+def next_values(values: Callable[[jax.Array], Any], obs: jax.Array, obs_values: Any, final_obs: jax.Array,
+                done: jax.Array, truncation: jax.Array) -> Any:
+    """The critics' values at every step's true next observation ``final_obs`` (time-major ``(T, N, ...)``),
+    given ``obs_values``, theirs at the steps' observations ``obs``.
+
+    Where an env went on, auto-reset makes ``final_obs[t]`` the next step's ``obs[t + 1]``, whose value
+    ``obs_values`` holds: it is taken from there wherever the two observations are equal. ``values`` is
+    called on the other rows of ``final_obs`` (truncations, the rollout's last step, any step whose two
+    observations differ), a bounded chunk of rows at a time (``lax.while_loop``; one chunk unless more
+    than a quarter of the envs needed one). Where an env terminated the value stands in unused (GAE
+    zeroes it). So a rollout costs the critics about ``T·N + N`` rows instead of ``2·T·N`` (SPEC:
+    264,192 instead of 524,288), for the values of ``values(final_obs)``, up to float rounding.
+    """
+    t, n = truncation.shape
+    rows = t * n
+    chunk = min(rows, n + -(-n // 4))
+    differs = jnp.any(final_obs[:-1] != obs[1:], axis=tuple(range(2, obs.ndim)))
+    went_on = jnp.concatenate([~differs, jnp.zeros((1, n), bool)]) & (done == 0)
+    need = ((truncation > 0) | ((done == 0) & ~went_on)).reshape(rows)
+    padded = -(-rows // chunk) * chunk
+    order = jnp.nonzero(need, size=padded, fill_value=rows)[0]  # past the end: dropped
+    count = jnp.sum(need)
+    flat_obs = final_obs.reshape(rows, *final_obs.shape[2:])
+    shifted = jax.tree.map(lambda v: jnp.concatenate([v[1:], v[-1:]]).reshape(rows, *v.shape[2:]), obs_values)
+
+    def chunk_values(carry):
+        i, out = carry
+        idx = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
+        v = values(flat_obs.at[idx].get(mode="fill", fill_value=0))
+        return i + 1, jax.tree.map(lambda o, w: o.at[idx].set(w.astype(o.dtype), mode="drop"), out, v)
+
+    _, out = jax.lax.while_loop(lambda c: c[0] * chunk < count, chunk_values, (jnp.int32(0), shifted))
+    return jax.tree.map(lambda v: v.reshape(t, n, *v.shape[1:]), out)
 
 
 def _normalize(x: jax.Array) -> jax.Array:
@@ -126,7 +167,7 @@ class Trainer(BaseTrainer):
         if c.normalize_observations:
             learner.normalizer.update(tr.obs)
         v_r, v_c = learner.values(tr.obs)
-        nv_r, nv_c = learner.values(tr.final_obs)
+        nv_r, nv_c = next_values(learner.values, tr.obs, (v_r, v_c), tr.final_obs, tr.done, tr.truncation)
         termination = tr.done * (1.0 - tr.truncation)
         adv_r, target_r = gae(tr.reward * c.reward_scaling, v_r, nv_r, termination, tr.done,
                               c.discounting, c.gae_lambda)

@@ -8,6 +8,7 @@ import numpy as np
 
 from crax.learners import gae
 from crax.learners.networks import Normalizer, gaussian_kl
+from crax.learners.trainer import next_values
 
 
 def numpy_gae(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -76,3 +77,34 @@ def test_gaussian_kl_matches_monte_carlo():
     logp = -0.5 * ((x - loc_p) / scale_p) ** 2 - jnp.log(scale_p)
     logq = -0.5 * ((x - loc_q) / scale_q) ** 2 - jnp.log(scale_q)
     np.testing.assert_allclose(gaussian_kl(loc_p, scale_p, loc_q, scale_q), jnp.sum(logp - logq, -1).mean(), rtol=2e-2)
+
+
+def test_next_values_reuse_the_next_steps_values_and_call_the_critics_only_where_needed():
+    T, N, D = 9, 6, 3
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(T, N, D)).astype(np.float32)
+    truncation = np.zeros((T, N), np.float32)
+    done = np.zeros((T, N), np.float32)
+    truncation[2, 1] = done[2, 1] = 1.0  # truncated: bootstrap from its final_obs
+    done[4, 3] = 1.0  # terminated: GAE zeroes its next value
+    done[5, :] = truncation[5, :] = 1.0  # every env truncated at once: more rows than one chunk
+    final_obs = np.concatenate([obs[1:], rng.normal(size=(1, N, D)).astype(np.float32)])
+    ended = done > 0
+    final_obs[ended] = rng.normal(size=(int(ended.sum()), D))  # an episode's last observation, not the next obs
+    final_obs[6, 2] += 0.5  # a step whose final_obs is not the next obs though the env went on
+    w, m = rng.normal(size=D).astype(np.float32), rng.normal(size=(D, 2)).astype(np.float32)
+    seen = []
+
+    def values(x):
+        seen.append(x.shape[0])
+        return jnp.tanh(x @ w), x @ m  # row-wise, a scalar critic and one of two cost terms
+
+    obs_values = values(jnp.asarray(obs))
+    got = jax.jit(lambda *a: next_values(values, *a))(obs, obs_values, final_obs, done, truncation)
+    want = values(jnp.asarray(final_obs))
+    kept = done * (1 - truncation) == 0  # everywhere but the termination
+    for g, v in zip(got, want, strict=True):
+        assert g.shape == v.shape
+        np.testing.assert_allclose(np.asarray(g)[kept], np.asarray(v)[kept], rtol=1e-6, atol=1e-6)
+    # the critics ran on chunks of N + N/4 rows inside the loop, not on all T·N final observations
+    assert seen[1] == N + 2 and max(seen[1:]) < T * N
