@@ -239,11 +239,11 @@ class AutoReset(Wrapper):
     the advanced key) is prepared ahead in a pool (``info["autoreset_pool"]``, one slot per env): a
     finishing env swaps its slot in with a select, and no key is split on the other steps. Used
     slots are refilled together, in one batched reset, once ``refill_at`` of them are used or when
-    an env finishes whose slot is used. The trajectories are
-    those of resetting each env at its finishing step, whatever ``refill_at`` is; only the cost
-    moves: a reset costs nearly the same for 8 envs as for 64 on CPU (many small kernels), so one
-    batched refill every few steps is cheaper than resetting a few envs on every step, which bodies
-    that fall often (a Humanoid under a random policy, 2–3 of 64 envs per step) would pay.
+    an env finishes whose slot is used. The trajectories are those of resetting each env at its
+    finishing step, whatever ``refill_at`` is; only the cost moves: a reset costs nearly the same
+    for 8 envs as for 64 on CPU (many small kernels), so one batched refill every few steps is
+    cheaper than resetting a few envs on every step, which bodies that fall often (a Humanoid under
+    a random policy, 2–3 of 64 envs per step) would pay.
 
     Args:
       env: a batched env, e.g. :class:`Vmap`.

@@ -95,8 +95,8 @@ def next_values(values: Callable[[jax.Array], Any], obs: jax.Array, obs_values: 
     rows = t * n
     chunk = min(rows, n + -(-n // 4))
     differs = jnp.any(final_obs[:-1] != obs[1:], axis=tuple(range(2, obs.ndim)))
-    went_on = jnp.concatenate([~differs, jnp.zeros((1, n), bool)]) & (done == 0)
-    need = ((truncation > 0) | ((done == 0) & ~went_on)).reshape(rows)
+    differs = jnp.concatenate([differs, jnp.ones((1, n), bool)])  # the last step has no next obs
+    need = ((truncation > 0) | ((done == 0) & differs)).reshape(rows)
     padded = -(-rows // chunk) * chunk
     order = jnp.nonzero(need, size=padded, fill_value=rows)[0]  # past the end: dropped
     count = jnp.sum(need)
