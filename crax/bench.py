@@ -151,7 +151,7 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     state = xla_options.jit(wrap_for_training(env, num_envs).reset)(key)
     if env.physics != "warp":
         state = shard_batch(state, num_envs)
-    data = xla_options.jit(jax.vmap(physics.to_physics))(state.data)
+    data = state.data.physics  # the training stack's packed state (crax.core.env.PackedState)
     env_c, compile_s = _compile(env_fn, state, key)
     phys_c, _ = _compile(physics_fn, data, key)
     _timed(env_c, state, key)  # warm-up

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from crax.core.inert import PackedData
 from crax.suites.task_env import TaskEnv
 
 FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -79,7 +81,8 @@ class Ceiling:
     """C MuJoCo's threaded rollout of an env's model from a batch of the env's MJX states.
 
     Every env is rolled ``steps`` env steps (``steps × frame_skip`` physics steps) from its state
-    (full physics state, warm-start accelerations and mocap poses taken from ``data``), with the
+    (full physics state, warm-start accelerations and mocap poses taken from ``data``, a batch of
+    the scene's ``Data`` or of a training stack's :class:`~crax.core.inert.PackedData`), with the
     actions ``actions`` (N, steps, action_size) in [-1, 1] (default: uniform, as the crax bench draws
     them) mapped to controls by the body's ``ctrl`` and held for each env step. ``threads`` defaults
     to one per core. Use as a context manager, or call :meth:`close`, to stop the thread pool.
@@ -93,6 +96,10 @@ class Ceiling:
         from mujoco import rollout
 
         physics = env.physics_model
+        if isinstance(data, PackedData):  # a training stack's state (crax.core.env.PackedState)
+            pos, quat = physics.scene_mocap(data)
+            data = SimpleNamespace(**{k: getattr(data.physics, k) for k in ("time", "qpos", "qvel", "act", "qacc_warmstart")},
+                                   mocap_pos=pos, mocap_quat=quat)
         self.model = env.mj_model if whole_scene else physics.mj_model
         self.frame_skip, self.steps = env.body.frame_skip, steps
         self.threads = threads or os.cpu_count() or 1

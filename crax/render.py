@@ -43,6 +43,7 @@ import numpy as np
 
 from crax.core import palette
 from crax.core.env import Env, State
+from crax.core.inert import PackedData
 from crax.devices import xla_options
 from crax.devices.distributed import is_key
 
@@ -237,20 +238,35 @@ def _host_leaves(tree: Any) -> Any:
     return jax.tree.map(lambda x: None if is_key(x) else x, tree)
 
 
-def _host_arrays(states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:
+_FIELDS = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat")
+"""The ``Data`` fields a frame reads."""
+
+
+def _frame_fields(env: Env, data: Any) -> dict[str, Any]:
+    """The :data:`_FIELDS` of ``data``: the scene's ``Data``, or a training stack's
+    :class:`~crax.core.inert.PackedData` (its mocap poses are the scene's again)."""
+    if isinstance(data, PackedData):
+        model: Any = getattr(env.unwrapped, "physics_model", None)
+        if model is None:
+            raise ValueError("states carry a PackedData, but the env has no physics_model to unpack it with")
+        pos, quat = model.scene_mocap(data)
+        return {**{k: getattr(data.physics, k) for k in _FIELDS[:3]}, "mocap_pos": pos, "mocap_quat": quat}
+    return {k: getattr(data, k) for k in _FIELDS}
+
+
+def _host_arrays(env: Env, states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:
     """The fields a frame needs, as host arrays with a leading time axis, the task state (as given;
     of a list of states, stacked on the host without its PRNG keys) and whether it was one state."""
-    names = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat")
     if isinstance(states, Sequence) and not isinstance(states, State):
         if not states:
             raise ValueError("states is an empty sequence; give at least one State")
         # Stacked on the host, and only what a frame reads: jnp.stack over every leaf of the states
         # compiled one small program per leaf shape (about 150 for an MJX Data) on a first render.
-        picked = jax.device_get([({k: getattr(s.data, k) for k in names}, s.cost,
-                                  _host_leaves(s.info.get("task", {}))) for s in states])
+        picked = jax.device_get([(_frame_fields(env, s.data), s.cost, _host_leaves(s.info.get("task", {})))
+                                 for s in states])
         fields, cost, task = jax.tree.map(lambda *xs: np.stack(xs), *picked)
     else:
-        fields, cost = jax.device_get(({k: getattr(states.data, k) for k in names}, states.cost))
+        fields, cost = jax.device_get((_frame_fields(env, states.data), states.cost))
         task = states.info.get("task", {})
     ndim = np.ndim(fields["qpos"])
     if ndim not in (1, 2):
@@ -269,6 +285,9 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
     ``(T, height, width, 3)`` for a trajectory (a ``State`` with a leading time axis, e.g. from
     :func:`rollout`, or a list of States).
 
+    A state from a training stack (:class:`~crax.core.env.PackedState`; one env of the batch, picked
+    with ``jax.tree.map(lambda x: x[i], state)``) renders as the scene's.
+
     ``env`` is the env the states came from (wrappers are fine). ``camera`` is ``"track"`` or
     ``"top"`` (:data:`CAMERAS`). The agent is drawn red on frames whose ``cost > 0``.
     """
@@ -278,7 +297,7 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 1 <= v <= 4096:
             raise ValueError(f"{name} must be an integer in [1, 4096] pixels, got {v!r}")
     scene = _scene(env)
-    fields, cost, task, single = _host_arrays(states)
+    fields, cost, task, single = _host_arrays(env, states)
     m, d = scene.model, scene.data
     if fields["qpos"].shape[1] != m.nq:
         base: Any = env.unwrapped  # a crax task env: _scene checked

@@ -48,7 +48,7 @@ def test_rollout_steps_the_env_model_from_the_env_reset_states():
     np.testing.assert_array_equal(c.physics_steps(final), [2 * env.body.frame_skip] * 3)
     for i in range(3):
         # bitwise: the same C physics, state, warm start and held controls
-        np.testing.assert_array_equal(final[i], by_hand(env, data, i, actions[i]))
+        np.testing.assert_array_equal(final[i], by_hand(env, data.physics, i, actions[i]))
     assert not np.allclose(final[:, 1:], c.state0[:, 1:])  # it moved
 
 

@@ -93,9 +93,11 @@ def test_the_written_back_data_has_mujocos_kinematics_for_the_inert_bodies(scene
     got = physics.from_physics(scene_data, stepped)
     mujoco.mj_forward(m, d)
     for name in ("xpos", "xquat", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat",
-                 "subtree_com"):
-        want = getattr(d, name).reshape(np.shape(getattr(got, name)))
-        np.testing.assert_allclose(np.asarray(getattr(got, name)), want, atol=2e-6, err_msg=name)
+                 "subtree_com", "cinert"):
+        field = getattr(got._impl if name == "cinert" else got, name)
+        np.testing.assert_allclose(np.asarray(field), getattr(d, name).reshape(np.shape(field)), atol=2e-6, err_msg=name)
+    inert = list(physics.inert)
+    np.testing.assert_array_equal(np.asarray(got._impl.crb)[inert], np.asarray(got._impl.cinert)[inert])
     assert jax.tree.structure(got) == jax.tree.structure(scene_data)
     assert [x.shape for x in jax.tree.leaves(got)] == [x.shape for x in jax.tree.leaves(scene_data)]
 
@@ -109,8 +111,37 @@ def test_the_round_trip_keeps_the_scene_data(scene):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def test_packed_data_unpacks_to_the_scene_data(scene):
+    """pack keeps the physics model's Data and the inert bodies' mocap poses; unpack gives back every
+    field of a stepped scene Data bit for bit, and scene_mocap the scene's mocap poses."""
+    _, m, physics = scene
+    d = mujoco.MjData(m)
+    d.qpos[:3] = [0.3, -0.2, 0.25]
+    d.mocap_pos[:] = np.arange(m.nmocap * 3).reshape(-1, 3) * 0.1
+    goal = m.body_mocapid[m.body("goal").id]
+    d.mocap_quat[goal] = [np.cos(0.4), 0.0, 0.0, np.sin(0.4)]
+    scene_data = mjx.put_data(m, d, impl="jax")
+    stepped = physics.from_physics(scene_data, jax.jit(mjx.forward)(physics.mjx_model, physics.to_physics(scene_data)))
+    packed = physics.pack(stepped)
+    inert_mocap = m.body_mocapid[list(physics.inert)]
+    np.testing.assert_array_equal(np.asarray(packed.mocap_pos), d.mocap_pos[inert_mocap].astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(packed.mocap_quat), d.mocap_quat[inert_mocap].astype(np.float32))
+    assert packed.physics.xpos.shape == (physics.mj_model.nbody, 3)
+    back = physics.unpack(packed)
+    paths = jax.tree_util.tree_flatten_with_path(stepped)[0]
+    for (path, want), got in zip(paths, jax.tree.leaves(back), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=jax.tree_util.keystr(path))
+    # a batch with a leading axis, on the host
+    pos, quat = physics.scene_mocap(jax.tree.map(lambda x: jnp.stack([x, x]), packed))
+    np.testing.assert_array_equal(pos, np.stack([d.mocap_pos] * 2).astype(np.float32))
+    np.testing.assert_array_equal(quat, np.stack([d.mocap_quat] * 2).astype(np.float32))
+
+
 def test_a_scene_without_inert_bodies_is_stepped_as_it_is():
     m = mujoco.MjModel.from_xml_string('<mujoco><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>')
     physics = PhysicsModel(mujoco.MjSpec(), m, mjx.put_model(m, impl="jax"))
     assert physics.inert == () and physics.mj_model is m
     np.testing.assert_array_equal(physics.kept("geom"), [0])
+    data = mjx.make_data(m)
+    packed = physics.pack(data)
+    assert packed.physics is data and packed.mocap_pos.shape == (0, 3) and physics.unpack(packed) is data

@@ -124,6 +124,11 @@ def test_trajectory_list_and_single_states_give_the_same_frames():
     np.testing.assert_array_equal(frames, as_list)
     np.testing.assert_array_equal(frames[2], render.render(env, trees.take(states, 2),
                                                            camera="top", width=W, height=H))
+    # the training stack's packed states (crax.core.env.PackedState) draw the same scene
+    packed = states.replace(data=jax.jit(jax.vmap(env.physics_model.pack))(states.data))
+    np.testing.assert_array_equal(render.render(env, packed, camera="top", width=W, height=H), frames)
+    np.testing.assert_array_equal(render.render(env, [trees.take(packed, t) for t in range(STEPS + 1)],
+                                                camera="top", width=W, height=H), frames)
 
 
 def test_top_view_puts_the_agent_where_it_is():

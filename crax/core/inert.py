@@ -14,22 +14,29 @@ to it or its geoms and sites (equality constraints, tendons, actuators, sensors,
 contact exclusions). Removing such bodies leaves the degrees of freedom, constraints and contact
 pairs as they were, in the same order: the stepped arithmetic is the scene model's.
 
-After the physics, :meth:`PhysicsModel.from_physics` puts the inert bodies' positions and
-orientations (``xpos``, ``xquat``, ``xmat``, ``xipos``, ``ximat``, their geoms' and sites'
-``*_xpos``/``*_xmat``, ``subtree_com``) where MuJoCo's kinematics would: from ``mocap_pos`` and
-``mocap_quat``, once an env step instead of once a substep. Their other per-body fields (``cinert``,
-``cvel``, ``cacc``, ``cfrc_*``) keep the values of the last full forward pass (the reset's), which are
-those of a mocap body that does not turn; the world body's ``subtree_com`` counts them again.
+After the physics, :meth:`PhysicsModel.from_physics` puts the inert bodies' positions, orientations
+and inertias (``xpos``, ``xquat``, ``xmat``, ``xipos``, ``ximat``, their geoms' and sites'
+``*_xpos``/``*_xmat``, ``subtree_com``, ``cinert``, ``crb``) where MuJoCo's forward pass would: from
+``mocap_pos`` and ``mocap_quat``, once an env step instead of once a substep. Their other per-body
+fields (``cvel``, ``cacc``, ``cfrc_*``, ``subtree_linvel``, ``subtree_angmom``) keep the values a
+forward pass gives a mocap body of the world, those of ``mjx.make_data`` (nothing in a forward pass
+moves them); the world body's ``subtree_com`` counts them again.
+
+:class:`PackedData` is the physics model's ``Data`` plus the inert bodies' mocap poses: all an env's
+scene ``Data`` is made of (:meth:`PhysicsModel.pack`, :meth:`PhysicsModel.unpack`), a third of its
+size for PointGoal1. The training stack carries it (:class:`crax.core.env.PackedState`, decision 73).
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any, Self
 
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+from flax import struct
 
 from crax.core.mjx import mjx, mjx_math, mjx_support
 
@@ -135,6 +142,27 @@ def _kept(m_full: mujoco.MjModel, m_phys: mujoco.MjModel, kind: str, removed_bod
     return kept
 
 
+@struct.dataclass
+class PackedData:
+    """An env's scene ``Data`` as the training stack carries it: the physics model's ``Data`` and the
+    inert bodies' mocap poses, from which :meth:`PhysicsModel.unpack` builds every field of the scene's.
+
+    Attributes:
+      physics: the physics model's ``Data`` (its ids: ``physics.xpos[i]`` is the physics model's body
+        ``i``, :meth:`PhysicsModel.kept` maps them to the scene's; its contacts name its geoms), but for
+        the world body's ``subtree_com``, which is the scene's (it counts the inert bodies).
+      mocap_pos: the inert bodies' ``mocap_pos`` rows, in the scene's mocap order, shape ``(n_inert, 3)``.
+      mocap_quat: their ``mocap_quat`` rows, shape ``(n_inert, 4)``.
+    """
+
+    physics: mjx.Data
+    mocap_pos: jax.Array
+    mocap_quat: jax.Array
+
+    if TYPE_CHECKING:  # flax.struct.dataclass adds replace() at runtime; pyright cannot see it
+        def replace(self, **updates: Any) -> Self: ...
+
+
 class PhysicsModel:
     """The model an env's physics steps: its scene's model without the inert bodies.
 
@@ -147,6 +175,7 @@ class PhysicsModel:
     def __init__(self, spec: mujoco.MjSpec, mj_model: mujoco.MjModel, mjx_model: mjx.Model):
         self.inert = inert_bodies(mj_model) if isinstance(mjx_model._impl, mjx.ModelJAX) else ()
         self.mj_model, self.mjx_model = mj_model, mjx_model
+        self._scene_mjx = mjx_model
         if not self.inert:
             return
         physics_spec = spec.copy()
@@ -173,6 +202,7 @@ class PhysicsModel:
         self._inert_rows = {"body": _Rows(bodies), "mocap": _Rows(mocap)}
         self._body_local = (mj_model.body_ipos[bodies], mj_model.body_iquat[bodies])
         self._body_mass = mj_model.body_mass[bodies]
+        self._body_inertia = mj_model.body_inertia[bodies]
         self._physics_mass = float(self.mj_model.body_mass.sum())
         self._parts: dict[str, tuple[_Rows, np.ndarray, tuple[np.ndarray, np.ndarray]]] = {}
         for kind in ("geom", "site"):  # the inert bodies' geoms and sites: ids, owners (rows of ``bodies``), local poses
@@ -234,6 +264,38 @@ class PhysicsModel:
         data = jax.tree.unflatten(jax.tree.structure(data), out)
         return self._inert_kinematics(data) if kinematics else data
 
+    def pack(self, data: mjx.Data) -> PackedData:
+        """The :class:`PackedData` of a scene ``data`` (one env's; vmap it for a batch)."""
+        if not self.inert:
+            return PackedData(data, data.mocap_pos[:0], data.mocap_quat[:0])
+        mocap = self._inert_rows["mocap"]
+        return PackedData(self.to_physics(data), mocap.take(data.mocap_pos), mocap.take(data.mocap_quat))
+
+    def unpack(self, packed: PackedData) -> mjx.Data:
+        """The scene's ``Data`` of ``packed``: the physics model's fields, the inert bodies' mocap poses and
+        what a forward pass makes of them (the module docstring says which). Inside a jitted step, XLA
+        computes only the fields the step reads."""
+        if not self.inert:
+            return packed.physics
+        scene = mjx.make_data(self._scene_mjx)  # the rows nothing in a forward pass moves (constants)
+        mocap = self._inert_rows["mocap"]
+        scene = scene.replace(mocap_pos=mocap.put(scene.mocap_pos, packed.mocap_pos),
+                              mocap_quat=mocap.put(scene.mocap_quat, packed.mocap_quat))
+        # packed.physics came from a scene's Data: its world subtree_com already counts the inert bodies
+        return self._inert_kinematics(self.from_physics(scene, packed.physics, kinematics=False), world=False)
+
+    def scene_mocap(self, packed: PackedData) -> tuple[np.ndarray, np.ndarray]:
+        """The scene's ``mocap_pos`` and ``mocap_quat`` of ``packed`` as host arrays (any leading axes)."""
+        phys_pos, phys_quat, pos, quat = (np.asarray(x) for x in jax.device_get(
+            (packed.physics.mocap_pos, packed.physics.mocap_quat, packed.mocap_pos, packed.mocap_quat)))
+        if not self.inert:
+            return phys_pos, phys_quat
+        lead, n = pos.shape[:-2], self._scene_mjx.nmocap
+        out_pos, out_quat = np.empty((*lead, n, 3), pos.dtype), np.empty((*lead, n, 4), quat.dtype)
+        out_pos[..., self._kept["mocap"], :], out_quat[..., self._kept["mocap"], :] = phys_pos, phys_quat
+        out_pos[..., self._inert_rows["mocap"].ids, :], out_quat[..., self._inert_rows["mocap"].ids, :] = pos, quat
+        return out_pos, out_quat
+
     @staticmethod
     def _map_contact_geoms(data: mjx.Data, table: np.ndarray) -> mjx.Data:
         """``data`` with its contacts' geom ids looked up in ``table`` (from one model's ids to the other's)."""
@@ -249,8 +311,9 @@ class PhysicsModel:
         mapped = {f: look_up(getattr(contact, f)) for f in _CONTACT_GEOM_FIELDS}
         return data.replace(_impl=impl.replace(contact=contact.replace(**mapped)))
 
-    def _inert_kinematics(self, d: mjx.Data) -> mjx.Data:
-        """What MuJoCo's kinematics and ``subtree_com`` give the inert bodies (mocap bodies of the world)."""
+    def _inert_kinematics(self, d: mjx.Data, world: bool = True) -> mjx.Data:
+        """What MuJoCo's kinematics, ``subtree_com`` and inertias give the inert bodies (mocap bodies of the
+        world); with ``world``, the world body's ``subtree_com`` too, from the physics model's."""
         bodies = self._inert_rows["body"]
         mocap = self._inert_rows["mocap"]
         pos = mocap.take(d.mocap_pos)
@@ -261,18 +324,37 @@ class PhysicsModel:
         com = jnp.where(mass < mujoco.mjMINVAL, xipos, xipos * mass / jnp.maximum(mass, mujoco.mjMINVAL))
         # the world's subtree holds every body: the physics model's centre of mass and theirs
         total = self._physics_mass + float(self._body_mass.sum())
-        world = ((d.subtree_com[0] * self._physics_mass + jnp.sum(xipos * mass, axis=0)) / total
-                 if total >= mujoco.mjMINVAL else d.xipos[0])
+        world_com = d.subtree_com[0]
+        if world:
+            world_com = ((world_com * self._physics_mass + jnp.sum(xipos * mass, axis=0)) / total
+                         if total >= mujoco.mjMINVAL else d.xipos[0])
+        # a mocap body of the world is its own root and has no child: its cinert is about its own centre
+        # of mass, and its composite inertia (crb) is its cinert
+        inertia = jnp.asarray(self._body_inertia, xipos.dtype)
+        cinert = jax.vmap(_cinert)(inertia, ximat, xipos - com, mass[:, 0])
+        impl = d._impl
+        assert isinstance(impl, mjx.DataJAX)  # inert bodies are left out of JAX physics only
+        impl = impl.replace(cinert=bodies.put(impl.cinert, cinert), crb=bodies.put(impl.crb, cinert))
         d = d.replace(xpos=bodies.put(d.xpos, pos), xquat=bodies.put(d.xquat, quat),
                       xmat=bodies.put(d.xmat, jax.vmap(mjx_math.quat_to_mat)(quat)),
                       xipos=bodies.put(d.xipos, xipos), ximat=bodies.put(d.ximat, ximat),
-                      subtree_com=bodies.put(d.subtree_com, com).at[0].set(world))
+                      subtree_com=bodies.put(d.subtree_com, com).at[0].set(world_com), _impl=impl)
         for kind, (rows, owner, (lpos, lquat)) in self._parts.items():
             if len(rows.ids):
                 xpos, xmat = local(_expand(pos, owner), _expand(quat, owner), jnp.asarray(lpos), jnp.asarray(lquat))
                 d = d.replace(**{f"{kind}_xpos": rows.put(getattr(d, f"{kind}_xpos"), xpos),
                                  f"{kind}_xmat": rows.put(getattr(d, f"{kind}_xmat"), xmat)})
         return d
+
+
+def _cinert(inertia: jax.Array, ximat: jax.Array, offset: jax.Array, mass: jax.Array) -> jax.Array:
+    """A body's ``cinert`` as MJX's ``com_pos`` computes it: its inertia turned into the world frame and
+    moved by ``offset`` (from its root's subtree centre of mass), the upper triangle, mass × offset, mass."""
+    h = jnp.cross(offset, -jnp.eye(3))
+    inert = mjx_math.matmul_unroll(ximat * inertia, ximat.T)
+    inert += mjx_math.matmul_unroll(h, h.T) * mass
+    inert = inert[([0, 1, 2, 0, 0, 1], [0, 1, 2, 1, 2, 2])]
+    return jnp.concatenate([inert, offset * mass, mass[None]])
 
 
 def _expand(x: jax.Array, owner: np.ndarray) -> jax.Array:

@@ -24,7 +24,7 @@ from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from crax.core import physics
-from crax.core.env import AutoReset, Env, EpisodeStats, State, Vmap
+from crax.core.env import AutoReset, Env, EpisodeStats, PackedState, State, Vmap
 from crax.devices import distributed, startup, xla_options
 from crax.learners.config import EVAL_POLICIES
 from crax.learners.learner import Learner
@@ -108,7 +108,7 @@ class BaseTrainer:
         self.learner_cls = learner_cls
         self.config = config
         self.env = env
-        single = learner_cls.wrap_env(EpisodeStats(env), config)
+        single = learner_cls.wrap_env(EpisodeStats(PackedState(env)), config)
         # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch), so
         # it serves num_seeds × its envs at once (Vmap's worlds; a Warp env's shared contact buffer).
         self.train_env = AutoReset(Vmap(single, config.num_envs, worlds=config.num_envs * config.num_seeds))

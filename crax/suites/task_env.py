@@ -17,7 +17,7 @@ from crax.core import origins, scene
 from crax.core import physics as physics_impl
 from crax.core.context import Context
 from crax.core.env import Env, State
-from crax.core.inert import PhysicsModel
+from crax.core.inert import PackedData, PhysicsModel
 from crax.core.mjx import mjx
 from crax.core.params import TaskParam
 from crax.devices import lapack
@@ -248,6 +248,10 @@ class TaskEnv(Env):
                 f"action has shape {tuple(jnp.shape(action))}; {self.id} expects ({self.action_size},)"
                 " (batched envs: wrap with crax.core.env.Vmap)"
             )
+        if isinstance(state.data, PackedData):
+            raise TypeError(f"{self.id}.step takes the scene's mjx.Data; this state's data is a training stack's "
+                            "PackedData: step it through crax.core.env.PackedState, or unpack it with "
+                            "env.physics_model.unpack")
         return self._programs()[1](state, action)
 
     @functools.cached_property
@@ -310,6 +314,7 @@ class TaskEnv(Env):
         finite_action = jnp.isfinite(action)
         action = jnp.where(finite_action, action, jnp.zeros_like(action))
         before = state.data
+        assert isinstance(before, mjx.Data)  # step() refused a PackedData
         data = before.replace(ctrl=self.body.ctrl(action))
         task = state.info["task"]
 

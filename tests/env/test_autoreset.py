@@ -1,6 +1,8 @@
 """The training stack on PointGoal1 (``episode_length=7``): auto-reset with a fresh layout, the
-pre-reset observation in ``info["final_obs"]``, episode statistics, and a ``jit(vmap)`` rollout
-that stays finite. One compiled program: a scanned ``wrap_for_training`` rollout.
+pre-reset observation in ``info["final_obs"]``, episode statistics, a ``jit(vmap)`` rollout that
+stays finite, and the packed physics state (``PackedState``) stepping exactly as the scene's
+``Data`` does. One compiled program: a scanned ``wrap_for_training`` rollout beside the same stack
+without ``PackedState``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 
 import crax
+from crax.core.env import AutoReset, EpisodeStats, PackedState, Vmap
 from crax.objects.walls import wall_points
 from crax.sensors import pseudo_lidar
 from tests.env.conftest import POINT_GOAL1, compiled
@@ -28,6 +31,8 @@ N_ENVS, T = 3, 16
 def rollout():
     env = compiled("PointGoal1", **POINT_GOAL1).env
     wrapped = crax.wrap_for_training(env, N_ENVS)
+    plain = AutoReset(Vmap(EpisodeStats(env), N_ENVS))  # the scene's Data in the carry
+    unpack = jax.vmap(env.physics_model.unpack)
 
     def layout(task):
         return {k: v for k, v in task.items() if k != "key"}
@@ -36,21 +41,26 @@ def rollout():
     def run(key):
         k0, k1 = jax.random.split(key)
         state = wrapped.reset(k0)
-        first = {"obs": state.obs, "task": layout(state.info["task"]), "qpos": state.data.qpos, "qvel": state.data.qvel}
+        first = {"obs": state.obs, "task": layout(state.info["task"]), "qpos": state.data.physics.qpos,
+                 "qvel": state.data.physics.qvel}
 
-        def body(state, k):
+        def body(states, k):
+            state, plain_state = states
             action = jax.random.uniform(k, (N_ENVS, env.action_size), minval=-1.0, maxval=1.0)
             nxt = wrapped.step(state, action)
+            plain_nxt = plain.step(plain_state, action)
             out = {
                 "obs_before": state.obs, "task_before": layout(state.info["task"]),
                 "obs": nxt.obs, "final_obs": nxt.info["final_obs"], "task": layout(nxt.info["task"]),
                 "reward": nxt.reward, "cost": nxt.cost, "done": nxt.done, "truncation": nxt.truncation,
-                "metrics": nxt.metrics, "steps": nxt.info["steps"], "qpos": nxt.data.qpos,
-                "qpos_before": state.data.qpos,
+                "metrics": nxt.metrics, "steps": nxt.info["steps"], "qpos": nxt.data.physics.qpos,
+                "qpos_before": state.data.physics.qpos, "scene": unpack(nxt.data),
+                "plain": {"obs": plain_nxt.obs, "final_obs": plain_nxt.info["final_obs"], "reward": plain_nxt.reward,
+                          "cost": plain_nxt.cost, "done": plain_nxt.done, "scene": plain_nxt.data},
             }
-            return nxt, out
+            return (nxt, plain_nxt), out
 
-        _, traj = jax.lax.scan(body, state, jax.random.split(k1, T))
+        _, traj = jax.lax.scan(body, (state, plain.reset(k0)), jax.random.split(k1, T))
         return first, traj
 
     first, traj = run(jax.random.key(3))
@@ -70,6 +80,18 @@ def test_rollout_is_finite_and_shaped():
     rewards = traj["metrics"]["reward/distance"] + traj["metrics"]["reward/goal"]
     np.testing.assert_allclose(traj["reward"], rewards, rtol=1e-5, atol=1e-7)
     assert np.any(traj["reward"] != 0)
+
+
+def test_the_packed_state_steps_as_the_scenes_data():
+    """The stack with PackedState and the same stack carrying the scene's Data give the same
+    trajectories, resets included, and the packed state unpacks to the scene's Data bit for bit."""
+    _, _, traj = rollout()
+    plain = traj["plain"]
+    for k in ("obs", "final_obs", "reward", "cost", "done"):
+        np.testing.assert_array_equal(traj[k], plain[k], err_msg=k)
+    paths = jax.tree_util.tree_flatten_with_path(plain["scene"])[0]
+    for (path, want), got in zip(paths, jax.tree.leaves(traj["scene"]), strict=True):
+        np.testing.assert_array_equal(got, want, err_msg=jax.tree_util.keystr(path))
 
 
 def test_autoreset_truncates_every_seven_steps():
@@ -156,7 +178,6 @@ def test_reset_pool_refill_timing_leaves_trajectories_unchanged():
     trajectory whether the pool is refilled on every step with a finished env (``refill_at=1``),
     only when a finishing env's slot is used (``refill_at=n``), or in between; and each new episode
     starts from ``reset(split(key)[1])`` of the env's auto-reset key before the step."""
-    from crax.core.env import AutoReset, EpisodeStats, Vmap
     from tests.learners.toy_env import ToyEnv
 
     n, steps = 16, 40
@@ -203,3 +224,26 @@ def test_refill_at_must_be_positive():
 
     with pytest.raises(ValueError, match="refill_at must be >= 1"):
         AutoReset(Vmap(ToyEnv(episode_length=5), 4), refill_at=0)
+
+
+def test_packed_state_passes_an_env_without_a_physics_model_through():
+    from tests.learners.toy_env import ToyEnv
+
+    env = ToyEnv(episode_length=5)
+    wrapped = PackedState(env)
+    assert wrapped.model is None
+    key = jax.random.key(0)
+    state = wrapped.reset(key)
+    np.testing.assert_array_equal(np.asarray(state.obs), np.asarray(env.reset(key).obs))
+    action = np.zeros(env.action_size, np.float32)
+    np.testing.assert_array_equal(np.asarray(wrapped.step(state, action).obs), np.asarray(env.step(state, action).obs))
+
+
+def test_packed_and_scene_states_are_not_mixed_up():
+    env = compiled("PointGoal1", **POINT_GOAL1).env
+    action = np.zeros(env.action_size, np.float32)
+    with pytest.raises(TypeError, match="PackedData"):
+        PackedState(env).step(env.state_shapes, action)
+    packed = env.state_shapes.replace(data=jax.eval_shape(env.physics_model.pack, env.state_shapes.data))
+    with pytest.raises(TypeError, match="step it through crax.core.env.PackedState"):
+        env.step(packed, action)

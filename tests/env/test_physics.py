@@ -229,6 +229,7 @@ def test_the_default_physics_is_unchanged_mjx_jax():
     # One step of the env against MJX's own step on the env's model: the same qpos, bit for bit.
     model = mjx.put_model(plain.mj_model, impl="jax")
     s0 = trees.take(a, (0, 0))  # env 0 of step 0
+    s0 = s0.replace(data=plain.physics_model.unpack(s0.data))  # the training stack's state is packed
     action = actions[1, 0]
 
     def by_hand(d):
