@@ -280,7 +280,8 @@ class AutoReset(Wrapper):
     finishing env swaps its slot in with a select, and no key is split on the other steps. Used
     slots are refilled together, in one batched reset, once ``refill_at`` of them are used or when
     an env finishes whose slot is used. The trajectories are those of resetting each env at its
-    finishing step, whatever ``refill_at`` is; only the cost moves: a reset costs nearly the same
+    finishing step, whatever ``refill_at`` is; only the cost moves: the reset fills the whole pool
+    (one reset program for the batch and the pool), and a reset costs nearly the same
     for 8 envs as for 64 on CPU (many small kernels), so one batched refill every few steps is
     cheaper than resetting a few envs on every step, which bodies that fall often (a Humanoid under
     a random policy, 2–3 of 64 envs per step) would pay.
@@ -302,18 +303,25 @@ class AutoReset(Wrapper):
         return {"data": state.data, "obs": state.obs, "info": {k: state.info[k] for k in keys}}
 
     def reset(self, key: jax.Array) -> State:
-        if key_batch_size(key) is None:
+        n = key_batch_size(key)
+        if n is None:
+            n = getattr(self.env, "num_envs", None) or int(jax.eval_shape(self.env.reset, key).done.shape[0])
             key, sub = jax.random.split(key)
-            state = self.env.reset(sub)
-            auto_keys = jax.random.split(key, state.done.shape[0])
+            keys = jax.random.split(sub, n)  # what Vmap.reset(sub) gives each env
+            auto_keys = jax.random.split(key, n)
         else:  # one key per env, as Vmap takes them: env i starts from reset(key[i])
-            state = self.env.reset(key)
+            keys = key
             auto_keys = jax.vmap(lambda k: jax.random.fold_in(k, 1))(key)
-        n = state.done.shape[0]
-        # The pool starts empty (no slot ready); the initial state only gives it its structure.
+        # The pool starts full: every slot holds its env's next start, as a refill of all would make it.
+        split = jax.vmap(jax.random.split)(auto_keys)
+        if self.unwrapped.physics == "warp":  # its batch shares one contact buffer, sized for n envs
+            state, pool = self.env.reset(keys), self.env.reset(split[:, 1])
+        else:  # one reset program for both batches
+            both = jax.vmap(self.env.reset)(jnp.stack([keys, split[:, 1]]))
+            state, pool = (jax.tree.map(lambda x, i=i: x[i], both) for i in range(2))
         info = {**state.info, "autoreset_key": auto_keys, "final_obs": state.obs,
-                "autoreset_pool": {**self._pack(state, state.info), "key": auto_keys},
-                "autoreset_ready": jnp.zeros(n, bool)}
+                "autoreset_pool": {**self._pack(pool, state.info), "key": split[:, 0]},
+                "autoreset_ready": jnp.ones(n, bool)}
         return state.replace(info=info)
 
     def step(self, state: State, action: jax.Array) -> State:

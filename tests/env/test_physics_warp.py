@@ -34,7 +34,7 @@ def test_point_circle_steps_as_on_jax():
     def rollout(env):
         def body(s, a):
             s = env.step(s, a)
-            return s, (s.data.qpos, s.obs, s.reward, s.cost, s.done)
+            return s, (s.data.physics.qpos, s.obs, s.reward, s.cost, s.done)
 
         return jax.lax.scan(body, env.reset(jax.random.key(0)), actions)
 
@@ -46,8 +46,8 @@ def test_point_circle_steps_as_on_jax():
         np.testing.assert_allclose(got, want, **TOLERANCE)
     # the contact buffer the batch shares holds the contacts of all N envs, and has no env axis
     per_world = int(physics.make_data(envs["warp"].unwrapped.mj_model, None, "warp")._impl.naconmax)  # pyright: ignore[reportArgumentType, reportAttributeAccessIssue]
-    assert last.data._impl.contact__pos.shape == (N * per_world, 3)
-    assert last.data.qpos.shape[0] == N
+    assert last.data.physics._impl.contact__pos.shape == (N * per_world, 3)
+    assert last.data.physics.qpos.shape[0] == N
 
 
 def test_a_model_feature_warp_lacks_names_the_feature():
