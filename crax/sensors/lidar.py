@@ -53,8 +53,13 @@ def pseudo_lidar(
     Each object lands in bin ``floor(θ / (2π/B))`` of its ego-frame angle θ ∈ [0, 2π) with reading
     ``max(0, D − d) / D``; with aliasing the next bin gets ``α·reading`` and the previous one
     ``(1 − α)·reading``, α being the fractional position in the bin. Bins combine by max.
+
+    The ego-frame angle is the world-frame angle less ``yaw`` (no rotation of the points: XLA's CPU
+    code recomputed a rotation's cos and sin of the yaw in every fusion that read the points).
     """
-    return lidar_bins(ego_frame(xy, yaw, points), num_bins=num_bins, max_dist=max_dist, alias=alias)
+    rel = points - xy
+    return _bins(jnp.linalg.norm(rel, axis=-1), atan2(rel[:, 1], rel[:, 0]) - yaw, num_bins=num_bins,
+                 max_dist=max_dist, alias=alias)
 
 
 _TAN_PI_8 = 0.41421356237309503
@@ -81,9 +86,13 @@ def atan2(y: jax.Array, x: jax.Array) -> jax.Array:
 
 def lidar_bins(ego: jax.Array, *, num_bins: int, max_dist: float, alias: bool = True) -> jax.Array:
     """The pseudo-lidar's bins (:func:`pseudo_lidar`) of points already in the ego frame (k, 2)."""
-    dist = jnp.linalg.norm(ego, axis=-1)
+    return _bins(jnp.linalg.norm(ego, axis=-1), atan2(ego[:, 1], ego[:, 0]), num_bins=num_bins, max_dist=max_dist,
+                 alias=alias)
+
+
+def _bins(dist: jax.Array, angle: jax.Array, *, num_bins: int, max_dist: float, alias: bool) -> jax.Array:
+    """The pseudo-lidar's bins of points at distances ``dist`` and ego-frame angles ``angle`` in (−2π, 2π)."""
     width = 2 * jnp.pi / num_bins
-    angle = atan2(ego[:, 1], ego[:, 0])
     # the angle % 2π to the bit, without the remainder: a library call per element on a CPU
     angle = jnp.where(angle < 0, angle + 2 * jnp.pi, angle)
     position = angle / width
@@ -151,9 +160,9 @@ class Lidar(Sensor):
             points = points[nearest(jnp.sum(jnp.square(points - ctx.agent_xy), axis=-1), self.nearest)]
         if self.tilted:
             ego = body_frame(ctx.data.xpos[self.torso_id], ctx.data.xmat[self.torso_id], points)
-        else:
-            ego = ego_frame(ctx.agent_xy, ctx.agent_yaw, points)
-        return lidar_bins(ego, num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias)
+            return lidar_bins(ego, num_bins=self.num_bins, max_dist=self.max_dist, alias=self.alias)
+        return pseudo_lidar(ctx.agent_xy, ctx.agent_yaw, points, num_bins=self.num_bins, max_dist=self.max_dist,
+                            alias=self.alias)
 
 
 class NaturalLidar(Sensor):
