@@ -20,6 +20,7 @@ import datetime
 import os
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,8 @@ def stored_differences(run_dir: str | os.PathLike, config: Any) -> dict[str, tup
             if f.name != "total_steps" and getattr(stored, f.name) != getattr(config, f.name)}
 
 
-def _path_key(path) -> str:
+def leaf_name(path) -> str:
+    """The name a checkpoint stores a pytree leaf under: its path's keys joined by ``/`` (``env/data/qpos``)."""
     return "/".join(str(getattr(p, "key", getattr(p, "idx", getattr(p, "name", p)))) for p in path)
 
 
@@ -116,9 +118,9 @@ def _flatten(tree) -> dict[str, np.ndarray]:
     out = {}
     for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
         if distributed.is_key(leaf):
-            out[_KEY_PREFIX + _path_key(path)] = np.asarray(jax.random.key_data(leaf))
+            out[_KEY_PREFIX + leaf_name(path)] = np.asarray(jax.random.key_data(leaf))
         else:
-            out[_path_key(path)] = np.asarray(leaf)
+            out[leaf_name(path)] = np.asarray(leaf)
     return out
 
 
@@ -149,7 +151,11 @@ def save_checkpoint(run_dir: str | os.PathLike, state, *, env_steps: int, iterat
     return path
 
 
-def _read(path: Path, template) -> dict[str, Any]:
+Upgrade = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+"""Rewrites a checkpoint's stored leaves (name -> array) written in an older layout into today's."""
+
+
+def _read(path: Path, template, upgrade: Upgrade | None = None) -> dict[str, Any]:
     """One checkpoint file restored into ``template``'s structure (ValueError when unusable)."""
     try:
         payload = serialization.msgpack_restore(path.read_bytes())
@@ -160,12 +166,14 @@ def _read(path: Path, template) -> dict[str, Any]:
         env_steps, iteration = int(payload["env_steps"]), int(payload["iteration"])
     except Exception as e:  # noqa: BLE001 - any decoding failure means the file is unusable
         raise ValueError(f"checkpoint {path} is corrupt or unreadable ({type(e).__name__}: {e})") from None
+    if upgrade is not None:
+        stored = upgrade(dict(stored))
 
     leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
     restored = []
     for p, leaf in leaves:
         key = distributed.is_key(leaf)
-        name = (_KEY_PREFIX if key else "") + _path_key(p)
+        name = (_KEY_PREFIX if key else "") + leaf_name(p)
         if name not in stored:
             raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
         value = np.asarray(stored[name])
@@ -179,12 +187,14 @@ def _read(path: Path, template) -> dict[str, Any]:
     return {"state": state, "env_steps": env_steps, "iteration": iteration, "path": path}
 
 
-def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
+def load_checkpoint(run_dir: str | os.PathLike, template, upgrade: Upgrade | None = None) -> dict[str, Any]:
     """Restores the newest readable checkpoint of a run into the structure of ``template``.
 
     ``template`` may hold arrays or ``jax.ShapeDtypeStruct`` leaves (from ``jax.eval_shape``), or be
     a function of a checkpoint's env-step count returning one (runs whose state changes shape).
     An unreadable newest file is skipped with a warning that names it and the file used instead.
+    ``upgrade`` rewrites what a file stores before it is matched to the template (a checkpoint of an
+    older layout: :mod:`crax.runs.checkpoint_layouts`).
 
     Returns ``{"state", "env_steps", "iteration", "path"}``. Raises ValueError when the run has no
     checkpoint, when no file is readable, or when they do not match the template (another config).
@@ -196,7 +206,7 @@ def load_checkpoint(run_dir: str | os.PathLike, template) -> dict[str, Any]:
     errors = []
     for env_steps, path in reversed(found):
         try:
-            result = _read(path, template(env_steps) if callable(template) else template)
+            result = _read(path, template(env_steps) if callable(template) else template, upgrade)
         except CheckpointMismatch:
             raise
         except ValueError as e:

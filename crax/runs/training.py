@@ -31,6 +31,7 @@ from crax.learners.families import make_trainer
 from crax.learners.learner import Learner
 from crax.learners.loop import BaseTrainer
 from crax.runs import checkpoint as ckpt
+from crax.runs import checkpoint_layouts
 from crax.runs.envs import env_label, get_learner, make_env
 from crax.runs.guards import (
     RunComplete,
@@ -222,7 +223,8 @@ def _initial_model(trainer: BaseTrainer, state, init: dict[str, Any]):
     if src_config.num_seeds != trainer.config.num_seeds:
         raise ValueError(f"{init['run_dir']!r} trained {src_config.num_seeds} seed(s); this run has "
                          f"{trainer.config.num_seeds}")
-    restored = ckpt.load_checkpoint(init["run_dir"], source.abstract_state())["state"].model
+    restored = ckpt.load_checkpoint(init["run_dir"], source.abstract_state(),
+                                    checkpoint_layouts.packed_data([src_env]))["state"].model
     model = state.model
     for part in init["parts"]:
         if part not in model[0] or part not in restored[0]:
@@ -261,7 +263,7 @@ def _resume_point(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[
     def template(env_steps: int):  # a checkpoint holds the envs of the stage that ran its last iteration
         return trainers[_stage_of(bounds, env_steps // steps_per_iter - 1)].abstract_state()
 
-    restored = ckpt.load_checkpoint(run_dir, template)
+    restored = ckpt.load_checkpoint(run_dir, template, checkpoint_layouts.packed_data([env for env, _ in envs]))
     if restored["iteration"] < bounds[-1]:
         return restored
     stored = ckpt.config_from_dict(cls.Config, record["config"])
