@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 import pytest
 
@@ -158,3 +159,24 @@ def test_ids_are_served_by_make_list_and_the_safety_gymnasium_face():
             resolve_id(unserved)
         with pytest.raises(ValueError, match="served: SafetyPointGoal0-v0"):
             crax.make(unserved)
+
+
+def test_the_arrow_box_collides_with_everything_but_the_floor():
+    """Its height is fixed (the torso slides in x and y and turns about z; its box is 0.05 m clear of
+    the floor), so the floor pair is left out and MJX computes no contact slot for it; the vase and
+    the agent's sphere on the floor keep theirs."""
+    m = crax.make("SafetyPointGoal1-v0").mj_model
+    torso = m.body("agent/torso").id
+    joints = [(int(m.jnt_type[j]), tuple(m.jnt_axis[j])) for j in range(m.njnt) if m.jnt_bodyid[j] == torso]
+    slide, hinge = mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE
+    assert joints == [(slide, (1.0, 0.0, 0.0)), (slide, (0.0, 1.0, 0.0)), (hinge, (0.0, 0.0, 1.0))]
+    floor, arrow, sphere, vase = (m.geom(n).id for n in ("floor", "agent/pointarrow", "agent/agent", "vases/0"))
+    mujoco_data = mujoco.MjData(m)
+    mujoco.mj_forward(m, mujoco_data)
+    assert mujoco_data.geom_xpos[arrow][2] - m.geom_size[arrow][2] == pytest.approx(0.05)
+
+    def collide(a, b):
+        return bool(m.geom_contype[a] & m.geom_conaffinity[b] or m.geom_contype[b] & m.geom_conaffinity[a])
+
+    assert not collide(arrow, floor)
+    assert collide(arrow, vase) and collide(sphere, floor) and collide(sphere, vase)
