@@ -1,4 +1,5 @@
-"""Indexing and stacking whole pytrees (an MJX ``Data``, a ``State``) as one compiled program each.
+"""Indexing and stacking whole pytrees (an MJX ``Data``, a ``State``) as one compiled program each,
+and comparing two of them leaf by leaf.
 
 Done leaf by leaf outside a jit, ``x[i]`` compiles one small program per leaf shape (a
 Safety-Gymnasium state has about 100-150 leaves): taking one env of a batch of SafetyPointGoal2
@@ -13,6 +14,7 @@ from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 T = TypeVar("T")
 
@@ -35,3 +37,11 @@ def take(tree: T, i: int | tuple[int, ...]) -> T:
 def stack(trees: Sequence[T]) -> T:
     """The trees stacked along a new leading axis (``jax.tree.map(lambda *x: jnp.stack(x), *trees)``)."""
     return _stack(list(trees))
+
+
+def assert_equal(a, b) -> None:
+    """Every leaf of ``a`` equal to ``b``'s to the bit (PRNG keys by their key data); same structure."""
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x, y = jax.random.key_data(x), jax.random.key_data(y)
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

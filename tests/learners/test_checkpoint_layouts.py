@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import crax
@@ -19,6 +18,7 @@ from crax.core.inert import PackedData
 from crax.learners import PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import checkpoint_layouts
+from tests import trees
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -45,13 +45,6 @@ def _old_layout(env, state):
                                           is_leaf=lambda x: isinstance(x, PackedData)))
 
 
-def _assert_same(a, b):
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
-        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-            x, y = jax.random.key_data(x), jax.random.key_data(y)
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-
-
 @pytest.fixture(scope="module")
 def point_goal():
     env = crax.make("PointGoal1")
@@ -70,11 +63,11 @@ def test_an_old_checkpoint_loads_bit_for_bit(tmp_path, point_goal):
         ckpt.load_checkpoint(tmp_path, trainer.abstract_state())
     upgrade = checkpoint_layouts.packed_data([crax.make("PointGoal2"), env])  # a curriculum's stages
     restored = ckpt.load_checkpoint(tmp_path, trainer.abstract_state(), upgrade)
-    _assert_same(restored["state"], state)
+    trees.assert_equal(restored["state"], state)
     assert restored["env_steps"] == 128 and restored["iteration"] == 2
 
     ckpt.save_checkpoint(tmp_path, state, env_steps=192, iteration=3)  # today's layout passes unchanged
-    _assert_same(ckpt.load_checkpoint(tmp_path, trainer.abstract_state(), upgrade)["state"], state)
+    trees.assert_equal(ckpt.load_checkpoint(tmp_path, trainer.abstract_state(), upgrade)["state"], state)
 
 
 def test_a_scene_of_another_env_is_left_to_the_mismatch_error(tmp_path, point_goal):

@@ -31,6 +31,7 @@ from crax.learners.off_policy_trainer import n_step_transitions
 from crax.learners.sac import squashed_sample
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
+from tests import trees
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -235,10 +236,7 @@ def test_a_short_run_trains_and_resumes_to_identical_metrics(cls, tmp_path):
     runs.train(cls, small(cls, total_steps=4 * steps), ToyEnv(), run_dir=tmp_path / "b", progress=False)
     resumed = runs.train(None, small(cls, total_steps=6 * steps), run_dir=tmp_path / "b", resume=True,
                          progress=False)
-    for a, b in zip(jax.tree.leaves(straight.state), jax.tree.leaves(resumed.state), strict=True):
-        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
-            a, b = jax.random.key_data(a), jax.random.key_data(b)
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    trees.assert_equal(straight.state, resumed.state)
     assert int(resumed.state.replay.size[0]) == 6 * steps  # 192 of 256: not yet wrapped
     rows = lambda d: [r for r in read_metrics(d) if "loss/critic_reward" in r]  # noqa: E731
     assert [r["step"] for r in rows(tmp_path / "b")] == [steps * i for i in range(1, 7)]

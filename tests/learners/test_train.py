@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -21,6 +20,7 @@ from crax.cli import train as train_cli
 from crax.learners import PPO, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
+from tests import trees
 from tests.learners.conftest import PPO_FAMILY, TINY, TOY_ENV_ID, tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -82,10 +82,7 @@ def test_resume_restores_learner_state_exactly(tmp_path):
     first = runs.train(PPOLag, config, ToyEnv(), run_dir=tmp_path / "r", progress=False)
     trainer = Trainer(PPOLag, config, ToyEnv())
     restored = ckpt.load_checkpoint(tmp_path / "r", trainer.abstract_state())
-    for a, b in zip(jax.tree.leaves(first.state), jax.tree.leaves(restored["state"]), strict=True):
-        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
-            a, b = jax.random.key_data(a), jax.random.key_data(b)
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    trees.assert_equal(first.state, restored["state"])
     assert restored["env_steps"] == 2 * STEPS_PER_ITER and restored["iteration"] == 2
 
 
