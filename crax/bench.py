@@ -149,9 +149,11 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     local_env = wrap_for_training(env, local)
     key = jax.random.key(0)
     state = xla_options.jit(wrap_for_training(env, num_envs).reset)(key)
+    # the training stack carries MuJoCo's state and what the step reads (crax.core.env.PackedState);
+    # bare MJX carries every field of its Data
+    data = jax.jit(jax.vmap(physics.physics_data))(state.data)
     if env.physics != "warp":
-        state = shard_batch(state, num_envs)
-    data = state.data.physics  # the training stack's packed state (crax.core.env.PackedState)
+        state, data = shard_batch(state, num_envs), shard_batch(data, num_envs)
     env_c, compile_s = _compile(env_fn, state, key)
     phys_c, _ = _compile(physics_fn, data, key)
     _timed(env_c, state, key)  # warm-up

@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from crax.core.inert import PhysicsModel, inert_bodies
+from crax.core.inert import STATE_FIELDS, PhysicsModel, field_name, inert_bodies
 from crax.core.mjx import mjx
 
 SCENE = """
@@ -145,3 +145,83 @@ def test_a_scene_without_inert_bodies_is_stepped_as_it_is():
     data = mjx.make_data(m)
     packed = physics.pack(data)
     assert packed.physics is data and packed.mocap_pos.shape == (0, 3) and physics.unpack(packed) is data
+
+
+def test_mujocos_state_names_the_fields_a_physics_step_reads():
+    assert STATE_FIELDS == {"time", "qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl", "qfrc_applied",
+                            "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat", "userdata", "plugin_state"}
+
+
+@pytest.mark.parametrize("integrator", ["EULER", "RK4", "IMPLICITFAST"])
+def test_a_physics_step_reads_only_mujocos_state(integrator):
+    """What the training stack leaves out of its carry (crax.core.env.PackedState) must not reach a
+    step: the scene's physics model (a free sphere on the floor, a welded box, friction, damping) steps
+    three times from a state in contact, once with every other field as a forward pass left it and
+    once with them all NaN (or off by one, for integers); every field ends bit for bit alike, but those
+    the step does not write (qfrc_fluid without fluid forces...), which keep what each run started with."""
+    spec = mujoco.MjSpec.from_string(SCENE)
+    spec.option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator}")
+    m = spec.compile()
+    physics = PhysicsModel(spec, m, mjx.put_model(m, impl="jax"))
+    d = mujoco.MjData(physics.mj_model)
+    d.qpos[:3] = [0.3, -0.2, 0.095]  # the sphere (radius 0.1) presses into the floor
+    d.qvel[:6] = [0.4, -0.3, 0.1, 1.0, 0.5, -2.0]
+    d.ctrl[:] = 0.0
+    d.mocap_pos[:] += 0.05
+    mujoco.mj_forward(physics.mj_model, d)
+    assert d.ncon >= 1
+    data = mjx.put_data(physics.mj_model, d, impl="jax")
+    paths = jax.tree_util.tree_flatten_with_path(data)[0]
+
+    def spoil(path, x):
+        if field_name(path) in STATE_FIELDS or x.size == 0:
+            return x
+        return jnp.full_like(x, jnp.nan) if jnp.issubdtype(x.dtype, jnp.floating) else x + 1
+
+    spoiled = jax.tree.unflatten(jax.tree.structure(data), [spoil(p, x) for p, x in paths])
+    assert any(not np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+               for a, b in zip(jax.tree.leaves(data), jax.tree.leaves(spoiled), strict=True))
+
+    @jax.jit
+    def three_steps(both):
+        return jax.vmap(lambda d: jax.lax.fori_loop(0, 3, lambda _, d: mjx.step(physics.mjx_model, d), d))(both)
+
+    both = jax.tree.map(lambda a, b: jnp.stack([a, b]), data, spoiled)
+    out = three_steps(both)
+    written = 0
+    for (path, _), start, leaf in zip(paths, jax.tree.leaves(both), jax.tree.leaves(out), strict=True):
+        x, x0 = np.asarray(leaf), np.asarray(start)
+        if field_name(path) not in STATE_FIELDS and np.array_equal(x, x0, equal_nan=True):
+            continue  # not written by a step: each run keeps its own start
+        np.testing.assert_array_equal(x[0], x[1], err_msg=jax.tree_util.keystr(path))
+        written += 1
+    assert written >= 40 and np.all(np.isfinite(np.asarray(out.qpos)))
+
+
+def test_a_pack_with_fields_keeps_those_and_an_unpack_fills_the_rest(scene):
+    """pack(data, fields) keeps the named fields and the inert bodies' mocap poses; physics_data puts
+    make_data's values where the others were; unpack(forward=True) is MJX's forward pass of the state."""
+    _, m, physics = scene
+    d = mujoco.MjData(m)
+    d.qpos[:3] = [0.3, -0.2, 0.25]
+    d.qvel[:3] = [0.1, 0.2, -0.3]
+    d.mocap_pos[:] = np.arange(m.nmocap * 3).reshape(-1, 3) * 0.1
+    mujoco.mj_forward(m, d)
+    scene_data = mjx.put_data(m, d, impl="jax")
+    packed = physics.pack(scene_data, STATE_FIELDS | {"xpos"})
+    kept = {field_name(p) for p, _ in jax.tree_util.tree_flatten_with_path(packed.physics)[0]}
+    assert kept == (STATE_FIELDS | {"xpos"}) & {field_name(p) for p, _ in jax.tree_util.tree_flatten_with_path(scene_data)[0]}
+    assert packed.physics.xmat is None and packed.physics.qpos is not None
+    whole = physics.physics_data(packed)
+    initial = mjx.make_data(physics.mjx_model)
+    full = physics.to_physics(scene_data)
+    for (path, got), want, init in zip(jax.tree_util.tree_flatten_with_path(whole)[0], jax.tree.leaves(full),
+                                       jax.tree.leaves(initial), strict=True):
+        expected = want if field_name(path) in kept else init
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(expected), err_msg=jax.tree_util.keystr(path))
+    forwarded = jax.jit(lambda p: physics.unpack(p, forward=True))(packed)
+    for name in ("xpos", "xmat", "geom_xpos", "site_xpos", "subtree_com", "qfrc_bias", "qacc"):
+        np.testing.assert_allclose(np.asarray(getattr(forwarded, name)), getattr(d, name).reshape(
+            np.shape(getattr(forwarded, name))), atol=2e-5, err_msg=name)
+    with pytest.raises(ValueError, match="fields"):
+        physics.physics_data(packed.replace(physics=packed.physics.replace(qpos=jnp.zeros(2), _impl=None)))

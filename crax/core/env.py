@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from crax.core import physics
-from crax.core.inert import PackedData, PhysicsModel
+from crax.core.inert import STATE_FIELDS, PackedData, PhysicsModel
 from crax.core.mjx import mjx
 
 
@@ -188,32 +188,39 @@ class EpisodeStats(Wrapper):
 
 
 class PackedState(Wrapper):
-    """Carries an unbatched env's physics state as a :class:`~crax.core.inert.PackedData`: the physics
-    model's ``Data`` and the inert bodies' mocap poses (decision 73).
+    """Carries an unbatched env's physics state as a :class:`~crax.core.inert.PackedData`: of the physics
+    model's ``Data``, MuJoCo's state (:data:`~crax.core.inert.STATE_FIELDS`) and the fields the env's
+    step reads of the state it is given (``env.step_reads``), and the inert bodies' mocap poses
+    (decisions 73, 74).
 
     The wrapped env resets and steps the scene's ``Data`` as ever; this wrapper packs what it returns
     and unpacks (:meth:`~crax.core.inert.PhysicsModel.unpack`) what it is given, inside the same
-    traced step, where XLA keeps of the scene's ``Data`` only what the step reads. Batched, the
-    state then moves a third of the bytes (PointGoal1: 3.4 of 9.2 KB an env) through auto-reset's
-    select, its pool and the rollout's carry. Everything but ``state.data`` is the wrapped env's.
-    Read the scene's ``Data`` of a packed state with ``env.unwrapped.physics_model.unpack(state.data)``
-    (one env's; vmap it for a batch). An env without a ``physics_model`` is passed through unchanged.
+    traced step, where XLA keeps of the scene's ``Data`` only what the step reads and computes the
+    fields left out again. Batched, auto-reset's select, its pool and the rollout's carry then move
+    17 arrays an env instead of ~90 (PointGoal1). Everything but ``state.data`` is the wrapped env's.
+    Read the scene's ``Data`` of a packed state with
+    ``env.unwrapped.physics_model.unpack(state.data, forward=True)`` (one env's; vmap it for a batch).
+    An env without a ``physics_model`` is passed through unchanged; one without ``step_reads``, or on
+    Warp's physics, carries its physics model's whole ``Data``.
     """
 
     def __init__(self, env: Env):
         super().__init__(env)
         model = getattr(env.unwrapped, "physics_model", None)
         self.model: PhysicsModel | None = model if isinstance(model, PhysicsModel) else None
+        reads = getattr(env.unwrapped, "step_reads", None)
+        self.fields: frozenset[str] | None = (STATE_FIELDS | reads if self.model is not None and self.model.is_jax
+                                               and isinstance(reads, frozenset) else None)
 
-    @staticmethod
-    def _packed(model: PhysicsModel, state: State) -> State:
+    def _packed(self, state: State) -> State:
+        assert self.model is not None
         if isinstance(state.data, PackedData):
             raise TypeError("the wrapped env returned a PackedData already: wrap an env in PackedState once")
-        return state.replace(data=model.pack(state.data))
+        return state.replace(data=self.model.pack(state.data, self.fields))
 
     def reset(self, key: jax.Array) -> State:
         state = self.env.reset(key)
-        return state if self.model is None else self._packed(self.model, state)
+        return state if self.model is None else self._packed(state)
 
     def step(self, state: State, action: jax.Array) -> State:
         if self.model is None:
@@ -221,7 +228,7 @@ class PackedState(Wrapper):
         if not isinstance(state.data, PackedData):
             raise TypeError(f"PackedState.step takes a state whose data is a PackedData (from its reset), got "
                             f"{type(state.data).__name__}")
-        return self._packed(self.model, self.env.step(state.replace(data=self.model.unpack(state.data)), action))
+        return self._packed(self.env.step(state.replace(data=self.model.unpack(state.data)), action))
 
 
 def key_batch_size(key: jax.Array) -> int | None:

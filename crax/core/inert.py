@@ -30,6 +30,7 @@ size for PointGoal1. The training stack carries it (:class:`crax.core.env.Packed
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Self
 
 import jax
@@ -43,6 +44,27 @@ from crax.core.mjx import mjx, mjx_math, mjx_support
 # mjData's per-entity fields, by the entity whose count is their leading axis
 _KINDS = ("body", "geom", "site", "mocap", "cam", "light")
 _CONTACT_GEOM_FIELDS = ("geom1", "geom2", "geom")
+# mjtState's components whose mjData field is not named after them
+_STATE_FIELD = {"WARMSTART": "qacc_warmstart", "PLUGIN": "plugin_state"}
+
+
+def _state_fields() -> frozenset[str]:
+    whole = int(mujoco.mjtState.mjSTATE_INTEGRATION)
+    parts = [(name.removeprefix("mjSTATE_"), int(bit)) for name, bit in mujoco.mjtState.__members__.items()
+             if name.startswith("mjSTATE_")]
+    names = {_STATE_FIELD.get(name) or name.lower() for name, bit in parts if bit and bit & (bit - 1) == 0 and bit & whole}
+    return frozenset(names & set(mjx.Data.__annotations__))  # MJX has no flex plasticity
+
+
+STATE_FIELDS = _state_fields()
+"""MuJoCo's state (``mjSTATE_INTEGRATION``) as MJX's ``Data`` holds it: the fields a physics step reads
+(``qpos``, ``qvel``, ``act``, ``qacc_warmstart``, ``ctrl``, ``mocap_pos``...); it computes every other
+field from them (tests/test_inert.py steps a scene with the others set to NaN)."""
+
+
+def field_name(path: tuple) -> str:
+    """A ``Data`` leaf's field name from its tree path: ``qpos``, ``_impl.cacc``, ``_impl.contact.dist``."""
+    return jax.tree_util.keystr(path).removeprefix(".")
 
 
 def _runs(ids: np.ndarray) -> list[tuple[int, int]]:
@@ -150,7 +172,8 @@ class PackedData:
     Attributes:
       physics: the physics model's ``Data`` (its ids: ``physics.xpos[i]`` is the physics model's body
         ``i``, :meth:`PhysicsModel.kept` maps them to the scene's; its contacts name its geoms), but for
-        the world body's ``subtree_com``, which is the scene's (it counts the inert bodies).
+        the world body's ``subtree_com``, which is the scene's (it counts the inert bodies). Packed with
+        ``fields``, the fields left out are None (:meth:`PhysicsModel.pack`).
       mocap_pos: the inert bodies' ``mocap_pos`` rows, in the scene's mocap order, shape ``(n_inert, 3)``.
       mocap_quat: their ``mocap_quat`` rows, shape ``(n_inert, 4)``.
     """
@@ -170,10 +193,13 @@ class PhysicsModel:
       mj_model: the compiled physics model (the scene's model itself when nothing is inert).
       mjx_model: its MJX model.
       inert: ids of the scene's bodies left out (empty when the two models are one).
+      is_jax: whether it runs MJX's JAX implementation (inert bodies are left out of that one only, and
+        only its ``Data`` may be packed without some fields: :meth:`pack`).
     """
 
     def __init__(self, spec: mujoco.MjSpec, mj_model: mujoco.MjModel, mjx_model: mjx.Model):
-        self.inert = inert_bodies(mj_model) if isinstance(mjx_model._impl, mjx.ModelJAX) else ()
+        self.is_jax = isinstance(mjx_model._impl, mjx.ModelJAX)
+        self.inert = inert_bodies(mj_model) if self.is_jax else ()
         self.mj_model, self.mjx_model = mj_model, mjx_model
         self._scene_mjx = mjx_model
         if not self.inert:
@@ -264,25 +290,53 @@ class PhysicsModel:
         data = jax.tree.unflatten(jax.tree.structure(data), out)
         return self._inert_kinematics(data) if kinematics else data
 
-    def pack(self, data: mjx.Data) -> PackedData:
-        """The :class:`PackedData` of a scene ``data`` (one env's; vmap it for a batch)."""
+    def pack(self, data: mjx.Data, fields: Collection[str] | None = None) -> PackedData:
+        """The :class:`PackedData` of a scene ``data`` (one env's; vmap it for a batch); with ``fields``
+        (names as :func:`field_name` gives them), the physics model's ``Data`` keeps only those, the
+        others None (:meth:`physics_data` fills them in)."""
+        physics = self.to_physics(data)
+        if fields is not None:
+            if not self.is_jax:
+                raise ValueError("only a JAX physics model's Data packs without some fields (Warp keeps its buffers)")
+            keep = frozenset(fields)
+            paths, tree = jax.tree_util.tree_flatten_with_path(physics)
+            physics = jax.tree.unflatten(tree, [leaf if field_name(p) in keep else None for p, leaf in paths])
         if not self.inert:
-            return PackedData(data, data.mocap_pos[:0], data.mocap_quat[:0])
+            return PackedData(physics, data.mocap_pos[:0], data.mocap_quat[:0])
         mocap = self._inert_rows["mocap"]
-        return PackedData(self.to_physics(data), mocap.take(data.mocap_pos), mocap.take(data.mocap_quat))
+        return PackedData(physics, mocap.take(data.mocap_pos), mocap.take(data.mocap_quat))
 
-    def unpack(self, packed: PackedData) -> mjx.Data:
-        """The scene's ``Data`` of ``packed``: the physics model's fields, the inert bodies' mocap poses and
-        what a forward pass makes of them (the module docstring says which). Inside a jitted step, XLA
-        computes only the fields the step reads."""
-        if not self.inert:
+    def physics_data(self, packed: PackedData) -> mjx.Data:
+        """The physics model's whole ``Data`` of ``packed``: the fields its pack left out at
+        ``mjx.make_data``'s values (one env's; vmap it for a batch)."""
+        leaves = jax.tree.leaves(packed.physics, is_leaf=lambda x: x is None)
+        if all(leaf is not None for leaf in leaves):
             return packed.physics
-        scene = mjx.make_data(self._scene_mjx)  # the rows nothing in a forward pass moves (constants)
-        mocap = self._inert_rows["mocap"]
-        scene = scene.replace(mocap_pos=mocap.put(scene.mocap_pos, packed.mocap_pos),
-                              mocap_quat=mocap.put(scene.mocap_quat, packed.mocap_quat))
-        # packed.physics came from a scene's Data: its world subtree_com already counts the inert bodies
-        return self._inert_kinematics(self.from_physics(scene, packed.physics, kinematics=False), world=False)
+        initial = mjx.make_data(self.mjx_model)
+        if len(leaves) != len(jax.tree.leaves(initial)):
+            raise ValueError(f"packed.physics has {len(leaves)} fields; this physics model's Data has "
+                             f"{len(jax.tree.leaves(initial))}")
+        return jax.tree.map(lambda init, leaf: init if leaf is None else leaf, initial, packed.physics,
+                            is_leaf=lambda x: x is None)
+
+    def unpack(self, packed: PackedData, forward: bool = False) -> mjx.Data:
+        """The scene's ``Data`` of ``packed``: the physics model's fields, the inert bodies' mocap poses and
+        what a forward pass makes of them (the module docstring says which). Fields the pack left out
+        hold ``mjx.make_data``'s values; with ``forward``, MJX's forward pass computes every field
+        from the packed state instead (positions, contacts, forces: what a reader of a training stack's
+        state wants, one forward pass a call). Inside a jitted step, XLA computes only the fields the
+        step reads."""
+        physics = self.physics_data(packed)
+        if not self.inert:
+            data = physics
+        else:
+            scene = mjx.make_data(self._scene_mjx)  # the rows nothing in a forward pass moves (constants)
+            mocap = self._inert_rows["mocap"]
+            scene = scene.replace(mocap_pos=mocap.put(scene.mocap_pos, packed.mocap_pos),
+                                  mocap_quat=mocap.put(scene.mocap_quat, packed.mocap_quat))
+            # packed.physics came from a scene's Data: its world subtree_com already counts the inert bodies
+            data = self._inert_kinematics(self.from_physics(scene, physics, kinematics=False), world=False)
+        return mjx.forward(self._scene_mjx, data) if forward else data
 
     def scene_mocap(self, packed: PackedData) -> tuple[np.ndarray, np.ndarray]:
         """The scene's ``mocap_pos`` and ``mocap_quat`` of ``packed`` as host arrays (any leading axes)."""

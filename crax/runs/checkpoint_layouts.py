@@ -4,7 +4,10 @@ Since decision 73 (docs/DECISIONS.md) a training stack carries each env's physic
 :class:`~crax.core.inert.PackedData` (``env/data/physics/qpos``, ``env/data/mocap_pos``...), where
 checkpoints written before it hold the scene's ``Data`` (``env/data/qpos``...). :func:`packed_data`
 packs those as the stack would have (:meth:`~crax.core.inert.PhysicsModel.pack`, which an unpack
-inverts to the bit), so a run interrupted before the change resumes where it stopped.
+inverts to the bit), so a run interrupted before the change resumes where it stopped. Since decision
+74 the stack carries only MuJoCo's state and the fields its step reads of the physics model's ``Data``;
+a checkpoint holding more (every field, as decision 73's did and an upgraded one does) is read for
+those, the template naming what it takes.
 """
 
 from __future__ import annotations

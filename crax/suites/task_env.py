@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Sequence
@@ -17,9 +18,10 @@ from crax.core import origins, scene
 from crax.core import physics as physics_impl
 from crax.core.context import Context
 from crax.core.env import Env, State
-from crax.core.inert import PackedData, PhysicsModel
+from crax.core.inert import STATE_FIELDS, PackedData, PhysicsModel, field_name
 from crax.core.mjx import mjx
 from crax.core.params import TaskParam
+from crax.core.reads import read_leaves
 from crax.devices import lapack
 from crax.suites import checks
 from crax.suites.base import Suite
@@ -269,6 +271,28 @@ class TaskEnv(Env):
         the initial data stands in for the forwarded one. Tracing the forward pass took 1.3-5 s per
         env on this CPU, the rest of the reset 0.06-0.4 s (tests/env/test_make.py checks the two agree)."""
         return jax.eval_shape(functools.partial(self._reset, forward_pass=False), jax.random.key(0))
+
+    @functools.cached_property
+    def step_reads(self) -> frozenset[str]:
+        """The ``Data`` fields beyond MuJoCo's state (:data:`crax.core.inert.STATE_FIELDS`) that a step
+        reads of the state it is given: what the suite's ``transition`` reads of ``before`` and its
+        ``substep`` of the data it readies (the physics step itself reads MuJoCo's state only), by name
+        (:func:`crax.core.inert.field_name`). Found by tracing the two without the physics
+        (:func:`crax.core.reads.read_leaves`: certain where it says a field is not read). A training
+        stack carries these and MuJoCo's state of each env, and no other field
+        (:class:`crax.core.env.PackedState`)."""
+        shapes = self.state_shapes
+        paths = jax.tree_util.tree_flatten_with_path(shapes.data)[0]
+        names = [field_name(p) for p, _ in paths]
+
+        def pre_step(before, data, task, action):
+            after, transition = self.suite.transition(self.mjx_model, before, data, task, action)
+            readied = jax.tree.leaves(self.suite.substep(self.mjx_model, before, task))
+            return after, dataclasses.astuple(transition), [x for x, name in zip(readied, names, strict=True) if name in STATE_FIELDS]
+
+        action = jax.ShapeDtypeStruct((self.action_size,), jnp.float32)
+        read = read_leaves(pre_step, shapes.data, shapes.data, shapes.info["task"], action)[:len(names)]
+        return frozenset(name for name, r in zip(names, read, strict=True) if r) - STATE_FIELDS
 
     def _reset(self, key: jax.Array, forward_pass: bool = True) -> State:
         key, task_key = jax.random.split(key)

@@ -15,6 +15,7 @@ import pytest
 
 import crax
 from crax.core.env import AutoReset, EpisodeStats, PackedState, Vmap
+from crax.core.inert import STATE_FIELDS, field_name
 from crax.objects.walls import wall_points
 from crax.sensors import pseudo_lidar
 from tests.env.conftest import POINT_GOAL1, compiled
@@ -84,14 +85,25 @@ def test_rollout_is_finite_and_shaped():
 
 def test_the_packed_state_steps_as_the_scenes_data():
     """The stack with PackedState and the same stack carrying the scene's Data give the same
-    trajectories, resets included, and the packed state unpacks to the scene's Data bit for bit."""
-    _, _, traj = rollout()
+    trajectories, resets included; the packed state carries MuJoCo's state and the fields the step
+    reads (PointGoal1: xpos, for the distance before the step) and unpacks to those of the scene's
+    Data bit for bit."""
+    env, _, traj = rollout()
     plain = traj["plain"]
     for k in ("obs", "final_obs", "reward", "cost", "done"):
         np.testing.assert_array_equal(traj[k], plain[k], err_msg=k)
+    assert env.step_reads == {"xpos"}
+    carried = STATE_FIELDS | env.step_reads
     paths = jax.tree_util.tree_flatten_with_path(plain["scene"])[0]
+    compared = 0
     for (path, want), got in zip(paths, jax.tree.leaves(traj["scene"]), strict=True):
-        np.testing.assert_array_equal(got, want, err_msg=jax.tree_util.keystr(path))
+        if field_name(path) in carried:
+            np.testing.assert_array_equal(got, want, err_msg=jax.tree_util.keystr(path))
+            compared += 1
+    assert compared == len(carried & {field_name(p) for p, _ in paths}) >= 10
+    packed = jax.eval_shape(crax.wrap_for_training(env, N_ENVS).reset, jax.random.key(0)).data.physics
+    assert {field_name(p) for p, _ in jax.tree_util.tree_flatten_with_path(packed)[0]} == carried & {
+        field_name(p) for p, _ in paths}
 
 
 def test_autoreset_truncates_every_seven_steps():
