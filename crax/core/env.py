@@ -201,16 +201,17 @@ class PackedState(Wrapper):
     Read the scene's ``Data`` of a packed state with
     ``env.unwrapped.physics_model.unpack(state.data, forward=True)`` (one env's; vmap it for a batch).
     An env without a ``physics_model`` is passed through unchanged; one without ``step_reads``, or on
-    Warp's physics, carries its physics model's whole ``Data``.
+    Warp's physics, carries its physics model's whole ``Data``, as every env does with ``whole``
+    (decision 73's stack, for comparison: ``benchmarks/packed_fields.py``).
     """
 
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, whole: bool = False):
         super().__init__(env)
         model = getattr(env.unwrapped, "physics_model", None)
         self.model: PhysicsModel | None = model if isinstance(model, PhysicsModel) else None
         reads = getattr(env.unwrapped, "step_reads", None)
-        self.fields: frozenset[str] | None = (STATE_FIELDS | reads if self.model is not None and self.model.is_jax
-                                               and isinstance(reads, frozenset) else None)
+        self.fields: frozenset[str] | None = (STATE_FIELDS | reads if not whole and self.model is not None
+                                               and self.model.is_jax and isinstance(reads, frozenset) else None)
 
     def _packed(self, state: State) -> State:
         assert self.model is not None
