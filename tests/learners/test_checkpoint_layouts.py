@@ -1,5 +1,5 @@
 """crax/runs/checkpoint_layouts.py: checkpoints written before decision 73 (the scene's ``Data`` in the
-env states) load into today's packed layout, bit for bit.
+env states) or 74 (the physics model's whole ``Data``) load into today's packed layout, bit for bit.
 
 A state of PointGoal1's trainer (two seeds, auto-reset pool included) is stored as the old stack stored
 it (every ``PackedData`` unpacked to the scene's ``Data``); read back with the upgrade it equals the
@@ -68,6 +68,22 @@ def test_an_old_checkpoint_loads_bit_for_bit(tmp_path, point_goal):
 
     ckpt.save_checkpoint(tmp_path, state, env_steps=192, iteration=3)  # today's layout passes unchanged
     trees.assert_equal(ckpt.load_checkpoint(tmp_path, trainer.abstract_state(), upgrade)["state"], state)
+
+
+def test_a_checkpoint_of_the_whole_physics_data_loads_the_fields_the_stack_carries(tmp_path, point_goal):
+    """Decision 73's stacks stored every field of the physics model's Data; decision 74's carry MuJoCo's
+    state and the step's reads, which such a checkpoint holds: it loads, the rest left behind."""
+    env, trainer, state = point_goal
+    whole = jax.jit(jax.vmap(jax.vmap(env.physics_model.physics_data)))  # seeds, envs
+
+    def widen(x):
+        return x.replace(physics=whole(x)) if isinstance(x, PackedData) else x
+
+    old = state.replace(env=jax.tree.map(widen, state.env, is_leaf=lambda x: isinstance(x, PackedData)))
+    assert len(jax.tree.leaves(old)) > len(jax.tree.leaves(state)) + 100
+    ckpt.save_checkpoint(tmp_path, old, env_steps=256, iteration=4)
+    restored = ckpt.load_checkpoint(tmp_path, trainer.abstract_state(), checkpoint_layouts.packed_data([env]))
+    trees.assert_equal(restored["state"], state)
 
 
 def test_a_scene_of_another_env_is_left_to_the_mismatch_error(tmp_path, point_goal):
