@@ -24,7 +24,9 @@ moves them); the world body's ``subtree_com`` counts them again.
 
 :class:`PackedData` is the physics model's ``Data`` plus the inert bodies' mocap poses: all an env's
 scene ``Data`` is made of (:meth:`PhysicsModel.pack`, :meth:`PhysicsModel.unpack`), a third of its
-size for PointGoal1. The training stack carries it (:class:`crax.core.env.PackedState`, decision 73).
+size for PointGoal1. The training stack carries it (:class:`crax.core.env.PackedState`, decision 73),
+with only MuJoCo's state (:data:`STATE_FIELDS`) and the fields the env's step reads of the physics
+model's ``Data`` (decision 74): a step computes every other field again.
 """
 
 from __future__ import annotations

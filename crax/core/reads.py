@@ -12,17 +12,15 @@ from jax.extend import core as jex
 _CALLS = ("pjit", "jit", "closed_call", "core_call")
 
 
-def read_leaves(fn: Callable[..., Any], *args: Any, outputs: Callable[[Any], Any] | None = None) -> list[bool]:
+def read_leaves(fn: Callable[..., Any], *args: Any) -> list[bool]:
     """For each leaf of ``args`` (flattened in order; arrays or ``jax.ShapeDtypeStruct``), whether the
     outputs of ``fn(*args)`` depend on it.
 
-    ``outputs``, when given, picks the part of ``fn``'s result that counts (a function of the result:
-    e.g. some fields of a returned ``Data``). The walk goes back from those outputs through the
-    equations of ``fn``'s jaxpr; a loop, a conditional or a custom derivative counts as reading all of
-    its inputs when any of its outputs is used, so a False is certain and a True may be conservative.
+    The walk goes back from the outputs through the equations of ``fn``'s jaxpr, into nested jits; a
+    loop, a conditional or a custom derivative counts as reading all of its inputs when any of its
+    outputs is used, so a False is certain and a True may be conservative.
     """
-    target = (lambda *a: outputs(fn(*a))) if outputs is not None else fn
-    closed = jax.make_jaxpr(target)(*args)
+    closed = jax.make_jaxpr(fn)(*args)
     return _used_inputs(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
 
 
