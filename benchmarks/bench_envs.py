@@ -4,9 +4,10 @@ Usage::
 
     python benchmarks/bench_envs.py --envs AntVelocity1 AntGoal1 --num-envs 64 256 1024
     python benchmarks/bench_envs.py --suite Velocity          # level 1 of every body in the suite
+    python benchmarks/bench_envs.py --envs PointCircle1 --num-envs 4096 --physics jax warp   # both MJX implementations
     python benchmarks/readme_tables.py                        # regenerate the tables of README.md and docs/
 
-Appends one JSON line per (env id, N) to ``benchmarks/results/bench_envs.jsonl`` with the machine,
+Appends one JSON line per (env id, physics, N) to ``benchmarks/results/bench_envs.jsonl`` with the machine,
 its load average when the row was taken, the date and the ``sitting`` (when this invocation
 started: rows of one sitting are comparable with each other); the bench table of docs/performance.md is generated from
 the latest row of each (env, N), and the navigation table compares envs within one sitting. Each timed call runs about ``--env-steps`` env steps (``N × steps``), so heavy
@@ -14,7 +15,10 @@ bodies keep short timings; the best of ``--repeats`` calls is reported for the e
 physics (``mjx.step`` × frame skip on the same model and batch), measured back to back, and for the
 C MuJoCo ceiling (``mujoco.rollout`` of the same model from the same states, one thread per core:
 ``ceiling_steps_per_s`` in env steps/s, ``ceiling_ratio`` = crax / C MuJoCo, ``ceiling_threads``);
-``--no-ceiling`` skips it.
+``--no-ceiling`` skips it. With ``--physics jax warp`` each env is measured on both of MJX's
+implementations (``crax.make(id, physics=...)``) and each row records its ``physics``; the tables of
+the JAX implementation read the ``jax`` rows, the ``warp-<N>`` tables set the two side by side. A row
+of an RK4 model records ``rk4_stages`` (``$CRAX_RK4_STAGES``: how its step was compiled).
 """
 
 from __future__ import annotations
@@ -26,13 +30,16 @@ import os
 import platform
 import sys
 from pathlib import Path
+from typing import Literal
 
 import jax
+import mujoco
 import tyro
 
 import crax
-from crax.bench import bench, host_cpu
+from crax.bench import BenchRow, bench, host_cpu
 from crax.bench_ceiling import unavailable
+from crax.core import physics as physics_impl
 from crax.devices import startup, xla_options
 
 RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
@@ -56,6 +63,8 @@ class Args:
     """Results file to append to (e.g. ``benchmarks/results/bench_envs_gpu.jsonl`` for rows taken on a GPU)."""
     ceiling: bool = True
     """Measure the C MuJoCo ceiling beside each row (``--no-ceiling`` skips it)."""
+    physics: tuple[Literal["jax", "warp"], ...] = ("jax",)
+    """MJX implementations to measure each env on (``warp``: ``pip install -e '.[warp]'``)."""
 
 
 def ids_for_suite(suite: str) -> list[str]:
@@ -77,37 +86,51 @@ def main(args: Args) -> None:
     if ceiling and (why := unavailable()):
         print(f"no C MuJoCo ceiling: {why}; rows go without it", file=sys.stderr)
         ceiling = False
-    device = jax.devices()[0]
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for env_id in ids:
-        try:
-            env = crax.make(env_id)
-        except ValueError:
-            if args.velocity_threshold is None:
-                raise
-            env = crax.make(env_id, velocity_threshold=args.velocity_threshold)
-        for n in args.num_envs:
-            load = os.getloadavg()[0]
-            row = bench(env, n, steps=max(10, args.env_steps // n), repeats=args.repeats, ceiling=ceiling)
-            record = {
-                "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": n,
-                "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
-                "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
-                "devices": f"{len(jax.devices())} {device.platform}", "cpu_count": os.cpu_count(),
-                "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
-                "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
-            }
-            if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
-                record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
-                              ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)
-            with open(args.out, "a") as f:
-                f.write(json.dumps(record) + "\n")
-            c_note = (f"  C MuJoCo {record['ceiling_steps_per_s']:>9,} /s  crax/C {record['ceiling_ratio']:.2f}x"
-                      if "ceiling_ratio" in record else "")
-            print(f"{env_id:<24} N={n:<5} env {record['env_steps_per_s']:>9,} /s  physics "
-                  f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x{c_note}  load {load:.1f}",
-                  file=sys.stderr, flush=True)
+        for impl in args.physics:
+            env = _make(env_id, impl, args.velocity_threshold)
+            for n in args.num_envs:
+                load = os.getloadavg()[0]
+                row = bench(env, n, steps=max(10, args.env_steps // n), repeats=args.repeats, ceiling=ceiling)
+                record = row_record(env_id, env, row, load=load, sitting=sitting, physics=impl)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(record) + "\n")
+                c_note = (f"  C MuJoCo {record['ceiling_steps_per_s']:>9,} /s  crax/C {record['ceiling_ratio']:.2f}x"
+                          if "ceiling_ratio" in record else "")
+                print(f"{env_id:<24} {impl:<4} N={n:<5} env {record['env_steps_per_s']:>9,} /s  physics "
+                      f"{record['physics_steps_per_s']:>9,} /s  ratio {record['ratio']:.2f}x{c_note}  load {load:.1f}",
+                      file=sys.stderr, flush=True)
+
+
+def _make(env_id: str, physics: str, velocity_threshold: float | None):
+    try:
+        return crax.make(env_id, physics=physics)
+    except ValueError:
+        if velocity_threshold is None:
+            raise
+        return crax.make(env_id, physics=physics, velocity_threshold=velocity_threshold)
+
+
+def row_record(env_id: str, env, row: BenchRow, *, load: float, sitting: str, physics: str) -> dict:
+    """One results line: the row's rates, the env, the machine, the sitting and what the step ran on."""
+    device = jax.devices()[0]
+    record = {
+        "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": row.num_envs,
+        "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
+        "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
+        "devices": f"{1 if physics == 'warp' else len(jax.devices())} {device.platform}",  # Warp steps on one "cpu_count": os.cpu_count(),
+        "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
+        "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
+        "physics": physics,
+    }
+    if env.mj_model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
+        record["rk4_stages"] = physics_impl.rk4_stages()
+    if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
+        record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
+                      ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)
+    return record
 
 
 if __name__ == "__main__":

@@ -9,7 +9,13 @@
 # image's flax matches its jax) downloaded for cp312 into an ignored .whl/, then
 #   run(command="PLAN=tables bash benchmarks/gpu_session.sh", carry=[".whl"], timeout_s=600)
 # PLAN=tables: the Point tables of docs/results.md (session 13); PLAN=trust-region: issue 20's sweep
-# (5 learners x PointGoal1, PointButton1 x 3 seeds at 2e6 steps; untried: may need more than one call).
+# (5 learners x PointGoal1, PointButton1 x 3 seeds at 2e6 steps; untried: may need more than one call);
+# PLAN=issue24: issue 24's GPU half, no learning runs: crax bench of Warp-capable ids on both MJX
+# implementations (the gpu-warp-4096 table), then an RK4 body with CRAX_RK4_STAGES rolled and unrolled
+# (STATUS Next 8); add warp-lang's cp312 wheel to .whl/ for it (pip download warp-lang --no-deps
+# --only-binary :all: --python-version 3.12 -d .whl). Its rows come back as $OUT/bench_gpu.jsonl: append
+# them to benchmarks/results/bench_envs_gpu.jsonl here, then python benchmarks/readme_tables.py.
+# Untried on a GPU (written in session 40; a dry run on the CPU took 545 s with END=560).
 # Results come back under $OUT: bench_gpu.jsonl, throughput_gpu.jsonl, results.tgz (the changed
 # benchmarks/results files), runs.tgz (run folders without checkpoints), logs.tgz.
 set -u
@@ -26,6 +32,23 @@ X
 chmod +x /tmp/bin/crax; export PATH=/tmp/bin:$PATH
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv | tee $L/gpu.txt
 python3 -c "import jax, flax, optax, mujoco; print('jax', jax.__version__, jax.devices(), 'flax', flax.__version__, 'optax', optax.__version__, 'mujoco', mujoco.__version__)" 2>&1 | tail -3 | tee -a $L/gpu.txt
+if [ "${PLAN:-tables}" = issue24 ]; then  # rows go to bench_envs_gpu.jsonl as each is taken: a timeout keeps those
+  G=benchmarks/results/bench_envs_gpu.jsonl; cp $G /tmp/gpu_orig.jsonl
+  left() { echo $(( ${END:-560} - $1 - ( $(date +%s) - T0 ) )); }
+  el "both physics"
+  timeout $(left 240) python3 benchmarks/bench_envs.py --envs PointCircle1 AntVelocity1 HopperVelocity1 SafetyPointGoal1-v0 --num-envs 4096 \
+    --physics jax warp --no-ceiling --out $G > $L/warp.log 2>&1
+  HALF=$(( $(left 15) / 2 ))  # the same time for each setting: compiling is what they differ in
+  for s in rolled unrolled; do
+    el "RK4 $s"; CRAX_RK4_STAGES=$s timeout $HALF python3 benchmarks/bench_envs.py \
+      --envs SafetyAntVelocity-v1 --num-envs 4096 --no-ceiling --out $G > $L/rk4-$s.log 2>&1
+  done
+  tail -n +$(( $(wc -l < /tmp/gpu_orig.jsonl) + 1 )) $G > $OUT/bench_gpu.jsonl
+  tar czf $OUT/logs.tgz -C $OUT logs
+  for f in $L/*.log; do echo "== $f"; grep -v "^Module " $f | tail -4; done
+  python3 -c "import sys, json; [print(r['env'], r.get('physics'), r.get('rk4_stages', ''), r['num_envs'], r['env_steps_per_s'], r['physics_steps_per_s'], r['ratio'], r['compile_s']) for r in map(json.loads, sys.stdin)]" < $OUT/bench_gpu.jsonl
+  el done; exit 0
+fi
 touch /tmp/marker; cp benchmarks/results/bench_envs.jsonl /tmp/bench_orig.jsonl; cp benchmarks/results/throughput.jsonl /tmp/tp_orig.jsonl
 BENCH="--envs PointGoal1 PointPush1 PointGoal3 SafetyPointGoal1-v0 AntVelocity1 --num-envs 1024 4096"
 el "phase B"
@@ -49,7 +72,7 @@ trust-region)  # issue 20's evidence: one sweep folder per learner (parallel pro
     crax sweep --learners $l --envs PointGoal1 PointButton1 --num-seeds 3 --total-steps 2e6 $TR --out sweeps/tr-$l > $L/tr-$l.log 2>&1 &
   done
   ;;
-*) echo "unknown PLAN=$PLAN (tables, trust-region)"; exit 2 ;;
+*) echo "unknown PLAN=$PLAN (tables, trust-region, issue24)"; exit 2 ;;
 esac
 while [ $(( $(date +%s) - T0 )) -lt ${PHASE_B:-360} ] && [ -n "$(jobs -r)" ]; do sleep 5; done
 el "phase B ends; still running: $(jobs -r | wc -l)"; nvidia-smi --query-gpu=memory.used --format=csv >> $L/gpu.txt

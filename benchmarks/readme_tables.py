@@ -28,7 +28,10 @@ are never typed by hand. Tables:
 - ``ceiling-<N>``: from ``bench_envs.jsonl``, the latest sitting with C MuJoCo ceiling rows at N envs:
   each env's steps/s in crax and in C MuJoCo (``mujoco.rollout``, one thread per core), and crax / C.
   Without such a sitting it says so and names the command that fills it. ``gpu-ceiling-<N>``: the same from
-  ``bench_envs_gpu.jsonl``.
+  ``bench_envs_gpu.jsonl``. These and ``bench-envs`` read the rows of MJX's JAX implementation.
+- ``warp-<N>``: from ``bench_envs.jsonl``, the latest sitting with ``physics="warp"`` rows at N envs
+  (``bench_envs.py --physics jax warp``): each env's steps/s on MJX's JAX and Warp implementations and
+  Warp / JAX. ``gpu-warp-<N>``: the same from ``bench_envs_gpu.jsonl``.
 - ``cpo-step-check``: ``cpo_step_check.json`` written by ``benchmarks/cpo_step_check.py``: what CPO's
   linearized cost model predicted for its steps against the change measured in rollouts.
 - ``cpo-constraint-value``: the CPO runs under ``cpo_constraint_value/`` and ``trust_region_sweep/tr-*-cpo``:
@@ -74,6 +77,11 @@ def _rows(name: str, *, optional: bool = False) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _bench_rows(source: str, physics: str = "jax", *, optional: bool = False) -> list[dict]:
+    """``bench_envs.py`` rows of one MJX implementation (rows from before ``--physics`` ran on ``jax``)."""
+    return [r for r in _rows(source, optional=optional) if r.get("physics", "jax") == physics]
+
+
 def _minute(sitting: str) -> str:
     """A sitting's ISO time stamp to the minute, as the tables print it (``2026-11-29 14:36``)."""
     return sitting[:16].replace("T", " ")
@@ -81,7 +89,7 @@ def _minute(sitting: str) -> str:
 
 def bench_envs_table() -> str:
     rows: dict[tuple[str, int], dict] = {}
-    for r in _rows("bench_envs.jsonl"):
+    for r in _bench_rows("bench_envs.jsonl"):
         rows[(r["env"], r["num_envs"])] = r  # the latest measurement wins
     by_env: dict[str, dict[int, dict]] = defaultdict(dict)
     for (env, n), r in rows.items():
@@ -175,7 +183,7 @@ def gym_vector_table() -> str:
 
 
 def relative_table(base: str, n: int, source: str = "bench_envs.jsonl") -> str:
-    rows = _rows(source)
+    rows = _bench_rows(source)
     sittings = [r["sitting"] for r in rows if r.get("sitting") and r["env"] == base and r["num_envs"] == n]
     if not sittings:
         raise ValueError(f"{source} has no sitting that measured {base} at N={n}")
@@ -197,7 +205,7 @@ CEILING_COMMAND = ("python benchmarks/bench_envs.py --envs PointGoal1 AntGoal1 H
 
 
 def ceiling_table(n: int, source: str = "bench_envs.jsonl") -> str:
-    rows = [r for r in _rows(source, optional=True) if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
+    rows = [r for r in _bench_rows(source, optional=True) if r["num_envs"] == n and "ceiling_steps_per_s" in r and r.get("sitting")]
     if not rows:
         return (f"No sitting in `{source}` has measured the C MuJoCo ceiling at N={n} yet; "
                 f"`{CEILING_COMMAND.format(n=n)}` on a quiet machine fills this table.")
@@ -457,6 +465,36 @@ def update_flops_table() -> str:
     return "\n".join(lines)
 
 
+WARP_COMMAND = ("python benchmarks/bench_envs.py --envs PointCircle1 AntVelocity1 HopperVelocity1 --num-envs {n} "
+                "--physics jax warp --no-ceiling{out}")
+
+
+def warp_table(n: int, source: str = "bench_envs.jsonl") -> str:
+    """The latest sitting with ``physics="warp"`` rows at N envs: each env on MJX's JAX and Warp
+    implementations, side by side (the JAX row of the same sitting, where it measured one)."""
+    warp = [r for r in _bench_rows(source, "warp", optional=True) if r["num_envs"] == n and r.get("sitting")]
+    if not warp:
+        out = "" if source == "bench_envs.jsonl" else f" --out benchmarks/results/{source}"
+        return (f"No sitting in `{source}` has measured `physics=\"warp\"` at N={n} yet; "
+                f"`{WARP_COMMAND.format(n=n, out=out)}` fills this table.")
+    sitting = max(r["sitting"] for r in warp)
+    same_warp = {r["env"]: r for r in warp if r["sitting"] == sitting}
+    same_jax = {r["env"]: r for r in _bench_rows(source) if r.get("sitting") == sitting and r["num_envs"] == n}
+    lines = [f"| body | env (N={n}) | JAX env steps/s | Warp env steps/s | Warp / JAX | env/physics JAX | env/physics Warp |",
+             "|---|---|---|---|---|---|---|"]
+    for env, w in sorted(same_warp.items(), key=lambda kv: (kv[1]["body"], kv[0])):
+        j = same_jax.get(env)
+        cells = ([f"{j['env_steps_per_s']:,}", f"{w['env_steps_per_s']:,}", f"{w['env_steps_per_s'] / j['env_steps_per_s']:.2f}×",
+                  f"{j['ratio']:.2f}×"] if j else ["–", f"{w['env_steps_per_s']:,}", "–", "–"])
+        lines.append(f"| {w['body']} | {env} | {' | '.join(cells)} | {w['ratio']:.2f}× |")
+    rows = [*same_warp.values(), *same_jax.values()]
+    loads = [r["load_1min"] for r in rows]
+    jax_devices = sorted({r["devices"] for r in same_jax.values()})
+    lines.append(f"\nOne sitting ({_minute(sitting)} UTC{_cpu(rows[0])}; Warp on {next(iter(same_warp.values()))['devices']}"
+                 + (f", JAX on {'/'.join(jax_devices)}" if jax_devices else "") + f"), load {min(loads):.1f}–{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
 def render(name: str) -> str:
     if name.startswith("off-policy-layouts-"):
         return off_policy_layouts_table(name.removeprefix("off-policy-layouts-"))
@@ -484,6 +522,10 @@ def render(name: str) -> str:
         return learning_table(name.removeprefix("learning-"))
     if name.startswith("sample-efficiency-"):
         return sample_efficiency_table(name.removeprefix("sample-efficiency-"))
+    if name.startswith("gpu-warp-"):
+        return warp_table(int(name.removeprefix("gpu-warp-")), "bench_envs_gpu.jsonl")
+    if name.startswith("warp-"):
+        return warp_table(int(name.removeprefix("warp-")))
     if name.startswith("gpu-ceiling-"):
         return ceiling_table(int(name.removeprefix("gpu-ceiling-")), "bench_envs_gpu.jsonl")
     if name.startswith("ceiling-"):
@@ -499,7 +541,7 @@ def render(name: str) -> str:
     if name.startswith("md-"):
         return (RESULTS / f"{name.removeprefix('md-')}.md").read_text().rstrip("\n")
     raise ValueError(f"unknown table {name!r}; valid: bench-envs, update-flops, cpo-constraint-value, cpo-step-check, xla-flags, off-policy-layouts-<ENV>, tau, gym-vector, sg-speed, sg-transfer, learning-<ENV>, sample-efficiency-<ENV>, md-<STEM>, md-head-<STEM>, throughput-<TAG>, "
-                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>")
+                     "relative-<BASE>-<N>, gpu-relative-<BASE>-<N>, ceiling-<N>, gpu-ceiling-<N>, warp-<N>, gpu-warp-<N>")
 
 
 PATTERN = re.compile(r"(<!-- table:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)", re.S)

@@ -177,6 +177,39 @@ def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_pa
     assert any(line.startswith("| Point | PointGoal1 | 1,000 |") for line in bench)
 
 
+def test_warp_table_sets_the_two_implementations_of_one_sitting_side_by_side(tmp_path, monkeypatch):
+    tables = load_tables()
+    import json
+
+    def row(env, body, sitting, sps, physics=None, n=256, devices="2 cpu"):
+        r = {"env": env, "body": body, "num_envs": n, "env_steps_per_s": sps, "physics_steps_per_s": sps * 1.1,
+             "ratio": 1.1, "load_1min": 1.5, "devices": devices, "sitting": sitting, "cpu": "AMD EPYC (avx512)"}
+        return r if physics is None else {**r, "physics": physics}
+
+    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    old = [row("PointCircle1", "Point", "2026-01-01T10:00:00", 5000)]  # rows from before --physics are JAX rows
+    (tmp_path / "bench_envs.jsonl").write_text("\n".join(json.dumps(r) for r in old) + "\n")
+    none = tables.render("warp-256")
+    assert none.startswith("No sitting in `bench_envs.jsonl` has measured `physics=\"warp\"` at N=256 yet")
+    assert "--physics jax warp" in none and "--out" not in none
+    assert "--out benchmarks/results/bench_envs_gpu.jsonl" in tables.render("gpu-warp-4096")  # no such file here
+    rows = [*old, row("PointCircle1", "Point", "2026-02-01T10:00:00", 8000, "jax"),
+            row("PointCircle1", "Point", "2026-02-01T10:00:00", 2000, "warp", devices="1 cpu"),
+            row("AntVelocity1", "Ant", "2026-02-01T10:00:00", 300, "warp", devices="1 cpu"),  # its JAX row is at 64 only
+            row("AntVelocity1", "Ant", "2026-02-01T10:00:00", 900, "jax", n=64)]
+    (tmp_path / "bench_envs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    lines = tables.render("warp-256").splitlines()
+    assert lines[0] == ("| body | env (N=256) | JAX env steps/s | Warp env steps/s | Warp / JAX | env/physics JAX | "
+                        "env/physics Warp |")
+    assert lines[2:4] == ["| Ant | AntVelocity1 | – | 300 | – | – | 1.10× |",
+                          "| Point | PointCircle1 | 8,000 | 2,000 | 0.25× | 1.10× | 1.10× |"]
+    assert lines[5] == ("One sitting (2026-02-01 10:00 UTC, AMD EPYC (avx512); Warp on 1 cpu, JAX on 2 cpu), "
+                        "load 1.5–1.5.")
+    bench = tables.render("bench-envs")  # the JAX implementation's rows only
+    assert "| Point | PointCircle1 | – | 8,000 |" in bench and "| Ant | AntVelocity1 | 900 | – |" in bench
+    assert "2,000" not in bench and "| 300 |" not in bench
+
+
 def test_off_policy_layouts_table_shows_the_latest_sitting_on_its_env(tmp_path, monkeypatch):
     tables = load_tables()
     import json

@@ -47,9 +47,12 @@ REWARD_ATOL = {"Humanoid": 1e-2, "Hopper": 1e-2}
 Humanoid ≤ 4.1e-3 after its feet land: PGS in Safety-Gymnasium, Newton in MJX; Hopper ≤ 3.9e-3 on
 the step it lands and terminates, ≤ 1.1e-6 before)."""
 ROLLOUT_ATOL = 1e-3
-ROLLOUT_OBS_ATOL = {"Humanoid": 0.2, "Hopper": 0.1}
+ROLLOUT_OBS_ATOL = {"Humanoid": 0.2, "Hopper": 0.1, "HalfCheetah": 2.5e-2}
 """Observation after a step within the horizon; default 5e-3 (measured ≤ 1.1e-3; Humanoid ≤ 8.1e-2, its
-contact forces ``cfrc_ext`` and ``cinert``/``cvel``; Hopper ≤ 8.6e-2 on its landing step, ≤ 3.2e-6 before)."""
+contact forces ``cfrc_ext`` and ``cinert``/``cvel``; Hopper ≤ 8.6e-2 on its landing step, ≤ 3.2e-6 before;
+HalfCheetah ≤ 8.6e-5 until step 15 of ``slow``, where a foot meets the floor: there a joint velocity read
+8.3e-3 to 1.2e-2 off on a host whose XLA kernels round differently (AMD EPYC avx512, session 40), the
+same code and packages that read within 5e-3 elsewhere, and 2.3e-3 the steps after)."""
 
 def reference() -> dict[str, Any]:
     return load("safety_velocity_reference.json")
