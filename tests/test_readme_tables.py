@@ -33,7 +33,7 @@ def test_the_tables_are_where_the_pages_show_them():
     assert "md-head-trust_region_sweep" in names["README.md"]  # issue 20's sweep of the trust-region learners
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
     assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags",
-            "update-flops"} <= names["docs/performance.md"]
+            "update-flops", "warp-256", "gpu-warp-4096"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
     assert {"off-policy-layouts-PointGoal1", "off-policy-layouts-AntVelocity1"} <= names["docs/learners.md"]
     every = set().union(*names.values())
