@@ -32,12 +32,11 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-import jax
 import mujoco
 import tyro
 
 import crax
-from crax.bench import BenchRow, bench, host_cpu
+from crax.bench import BenchRow, bench, bench_devices, host_cpu
 from crax.bench_ceiling import unavailable
 from crax.core import physics as physics_impl
 from crax.devices import startup, xla_options
@@ -115,12 +114,12 @@ def _make(env_id: str, physics: str, velocity_threshold: float | None):
 
 def row_record(env_id: str, env, row: BenchRow, *, load: float, sitting: str, physics: str) -> dict:
     """One results line: the row's rates, the env, the machine, the sitting and what the step ran on."""
-    device = jax.devices()[0]
+    devices = bench_devices(physics)
     record = {
         "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": row.num_envs,
         "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
         "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
-        "devices": f"{1 if physics == 'warp' else len(jax.devices())} {device.platform}",  # Warp steps on one "cpu_count": os.cpu_count(),
+        "devices": f"{len(devices)} {devices[0].platform}", "cpu_count": os.cpu_count(),
         "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
         "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
         "physics": physics,

@@ -192,9 +192,14 @@ def physics_note(env: TaskEnv) -> str:
             f"as the env steps it; crax.core.inert)")
 
 
+def bench_devices(physics: str = "jax") -> list:
+    """The devices :func:`bench` spreads a batch over: all of them, or the first on ``physics="warp"``."""
+    return jax.devices()[:1] if physics == "warp" else jax.devices()
+
+
 def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str:
     """The bench table: one line per N; the C MuJoCo columns read ``-`` where no ceiling was measured."""
-    devices = jax.devices()[:1] if physics == "warp" else jax.devices()
+    devices = bench_devices(physics)
     threads = sorted({r.ceiling_threads for r in rows if r.ceiling_threads})
     c_note = f"; C MuJoCo: mujoco.rollout on {'/'.join(map(str, threads))} CPU thread(s)" if threads else ""
     lines = [
@@ -217,4 +222,4 @@ def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str
     return "\n".join(lines)
 
 
-__all__ = ["BenchRow", "bench", "check_counts", "format_table", "physics_note"]
+__all__ = ["BenchRow", "bench", "bench_devices", "check_counts", "format_table", "physics_note"]

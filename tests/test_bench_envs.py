@@ -1,6 +1,7 @@
 """benchmarks/bench_envs.py: what a results line records of the implementation and the step it measured."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -39,6 +40,7 @@ def test_a_row_records_its_physics_and_a_warp_row_its_one_device(bench_envs):
     assert warp_row["devices"] == "1 cpu" and jax_row["devices"].endswith(" cpu")
     assert jax_row["env_steps_per_s"] == 1000 and jax_row["ratio"] == round(1200.0 / 1000.4, 3)
     assert jax_row["load_1min"] == 1.23 and jax_row["sitting"] == "S" and "ceiling_ratio" not in jax_row
+    assert jax_row["cpu_count"] == warp_row["cpu_count"] == os.cpu_count() and jax_row["machine"]
     assert "rk4_stages" not in jax_row  # only an RK4 model's step has two ways to compile
 
 
