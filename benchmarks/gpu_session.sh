@@ -15,7 +15,8 @@
 # (STATUS Next 8); add warp-lang's cp312 wheel to .whl/ for it (pip download warp-lang --no-deps
 # --only-binary :all: --python-version 3.12 -d .whl). Its rows come back as $OUT/bench_gpu.jsonl: append
 # them to benchmarks/results/bench_envs_gpu.jsonl here, then python benchmarks/readme_tables.py.
-# Untried on a GPU (written in session 40; a dry run on the CPU took 545 s with END=560).
+# Untried on a GPU (written in session 40; a dry run on the CPU took 545 s with END=560, before session 41
+# put PointGoal1 first: it runs on Warp since decision 75).
 # Results come back under $OUT: bench_gpu.jsonl, throughput_gpu.jsonl, results.tgz (the changed
 # benchmarks/results files), runs.tgz (run folders without checkpoints), logs.tgz.
 set -u
@@ -36,7 +37,7 @@ if [ "${PLAN:-tables}" = issue24 ]; then  # rows go to bench_envs_gpu.jsonl as e
   G=benchmarks/results/bench_envs_gpu.jsonl; cp $G /tmp/gpu_orig.jsonl
   left() { echo $(( ${END:-560} - $1 - ( $(date +%s) - T0 ) )); }
   el "both physics"
-  timeout $(left 240) python3 benchmarks/bench_envs.py --envs PointCircle1 AntVelocity1 HopperVelocity1 SafetyPointGoal1-v0 --num-envs 4096 \
+  timeout $(left 240) python3 benchmarks/bench_envs.py --envs PointGoal1 PointCircle1 AntVelocity1 HopperVelocity1 SafetyPointGoal1-v0 --num-envs 4096 \
     --physics jax warp --no-ceiling --out $G > $L/warp.log 2>&1
   HALF=$(( $(left 15) / 2 ))  # the same time for each setting: compiling is what they differ in
   for s in rolled unrolled; do

@@ -246,7 +246,10 @@ class Vmap(Wrapper):
 
     ``worlds`` is how many envs step together where this batch is itself vmapped once more (the
     learners' seeds: ``num_seeds * num_envs``); default ``num_envs``. A ``physics="warp"`` env
-    sizes the contact buffer its batch shares for that many (:func:`crax.core.physics.batch`).
+    sizes the contact buffer its batch shares for that many (:func:`crax.core.physics.batch`). Its
+    vmap is named :data:`crax.core.physics.ENV_AXIS`, and a vmap of this batch must be named
+    :data:`~crax.core.physics.BATCH_AXIS`: a Warp env finds its own contacts in the shared buffer
+    by its index in those (:func:`crax.core.physics.world_index`).
     """
 
     def __init__(self, env: Env, num_envs: int, worlds: int | None = None):
@@ -265,13 +268,13 @@ class Vmap(Wrapper):
                              f"key or {self.num_envs}")
         keys = key if batch is not None else jax.random.split(key, self.num_envs)
         with physics.batch(self.worlds):
-            return jax.vmap(self.env.reset)(keys)
+            return jax.vmap(self.env.reset, axis_name=physics.ENV_AXIS)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
         expected = (self.num_envs, self.env.action_size)
         if tuple(action.shape) != expected:
             raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
-        return jax.vmap(self.env.step)(state, action)
+        return jax.vmap(self.env.step, axis_name=physics.ENV_AXIS)(state, action)
 
 
 class AutoReset(Wrapper):

@@ -31,8 +31,10 @@ def jax_impl(data: mjx.Data) -> mjx.DataJAX:
 
     ValueError when ``data`` is the Warp implementation's (``physics="warp"``): it keeps contacts in
     one buffer for a whole batch and has no per-env contact list, so a component that reads these
-    fields runs on ``physics="jax"`` only."""
+    fields runs on ``physics="jax"`` only (:func:`crax.core.contacts.count` counts contacts on both)."""
     if not isinstance(data._impl, mjx.DataJAX):
-        raise ValueError(f"this reads MJX's JAX-implementation data (data._impl: the contact list, cacc, cinert), which "
-                         f"physics='warp' does not keep per env ({type(data._impl).__name__}); use physics='jax'")
+        raise ValueError(f"this reads MJX's JAX-implementation data (data._impl: the per-env contact list and its "
+                         f"forces, cacc, cinert), which physics='warp' does not keep per env "
+                         f"({type(data._impl).__name__}; crax.core.contacts.count counts contacts on both); use "
+                         f"physics='jax'")
     return cast(mjx.DataJAX, data._impl)

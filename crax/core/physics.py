@@ -20,9 +20,16 @@ and Warp's kernels fill them for all envs at once. So
 * code that maps a function over every leaf of a batched state (a reshape, a select) must leave
   these fields alone: :func:`map_per_env` and :func:`select` do.
 
+* the buffer's contacts name their env by its index in the batch (``contact__worldid``): the envs
+  of all vmaps around the Warp call, flattened outer-major. crax's vmaps over envs are named
+  (:data:`ENV_AXIS` in :class:`crax.core.env.Vmap`, :data:`BATCH_AXIS` where the learners vmap a
+  Vmap once more), so :func:`world_index` can tell each env which contacts are its own
+  (:mod:`crax.core.contacts`).
+
 A model feature Warp does not implement is a ValueError from :func:`put_model` naming the env and
-the feature; so is a crax component that reads the JAX implementation's own fields (the contact
-list, ``rne_postconstraint``'s accelerations), which the env finds when it traces a reset and a step.
+the feature; so is a crax component that reads the JAX implementation's own fields (the touch
+sensors' contact forces, ``rne_postconstraint``'s accelerations), which the env finds when it traces
+a reset and a step.
 """
 
 from __future__ import annotations
@@ -238,6 +245,29 @@ def _rk4_substeps(m: mjx.Model, d: mjx.Data, n: int, before: Callable[[mjx.Data]
     return jax.lax.scan(iteration, carry, (iterations % 4, iterations == 4 * n))[0][0]
 
 
+ENV_AXIS = "crax_envs"
+"""``jax.vmap``'s axis name for the envs of a batch (:class:`crax.core.env.Vmap`)."""
+
+BATCH_AXIS = "crax_batches"
+"""``jax.vmap``'s axis name where a batch of envs is vmapped once more (the learners' seeds)."""
+
+
+def world_index() -> tuple[jax.Array | int, int]:
+    """This env's index among the envs stepped together, as Warp numbers them (``contact__worldid``),
+    and their number: from the named vmaps around the trace (:data:`BATCH_AXIS` outside
+    :data:`ENV_AXIS`; Warp flattens nested batches outer-major); ``(0, 1)`` outside any."""
+    index: jax.Array | int = 0
+    count = 1
+    for name in (BATCH_AXIS, ENV_AXIS):
+        try:
+            i = jax.lax.axis_index(name)
+        except NameError:  # not inside a vmap of that name
+            continue
+        size = int(jax.lax.axis_size(name))
+        index, count = index * size + i, count * size
+    return index, count
+
+
 def worlds_per_batch() -> int:
     """The number of envs a reset traced now serves (:func:`batch`); 1 outside any."""
     return getattr(_batch, "worlds", 1)
@@ -294,5 +324,5 @@ def select(done: jax.Array, new: Any, old: Any) -> Any:
     return map_per_env(pick, new, old)
 
 
-__all__ = ["PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "put_model",
-           "RK4_STAGES", "RK4_STAGES_ENV", "require_warp", "rk4_stages", "select", "step", "worlds_per_batch"]
+__all__ = ["BATCH_AXIS", "ENV_AXIS", "PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "put_model",
+           "RK4_STAGES", "RK4_STAGES_ENV", "require_warp", "rk4_stages", "select", "step", "world_index", "worlds_per_batch"]

@@ -9,8 +9,9 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax.core import contacts
 from crax.core.context import Context
-from crax.core.mjx import jax_impl, mjx
+from crax.core.mjx import mjx
 from crax.core.params import TaskParam
 from crax.costs.base import Constraint
 from crax.costs.contact import contact_tables
@@ -24,17 +25,17 @@ class Geoms(Protocol):
 
 
 def contact_counts(data: mjx.Data, target_index: tuple[int, ...], is_agent: tuple[bool, ...], n: int) -> jax.Array:
-    """Contact points (n,) between an agent geom and each of ``n`` target geoms: MJX's contact slots
-    of those pairs with negative distance, as MuJoCo lists a contact per point in ``data.contact``.
+    """Contact points (n,) between an agent geom and each of ``n`` target geoms: the contact slots
+    of those pairs with negative distance, as MuJoCo lists a contact per point in ``data.contact``
+    (:func:`crax.core.contacts.count`).
     The tables are :func:`crax.costs.contact.contact_tables`'."""
-    contact = jax_impl(data).contact
-    if contact.dist.shape[0] == 0 or n == 0:
-        return jnp.zeros(n, jnp.float32)
-    g = contact.geom
     agent, index = jnp.asarray(is_agent), jnp.asarray(target_index, jnp.int32)
-    hit = (contact.dist < 0) & (agent[g[:, 0]] | agent[g[:, 1]])
-    target = jnp.minimum(index[g[:, 0]], index[g[:, 1]])
-    return jnp.zeros(n + 1, jnp.float32).at[target].add(hit.astype(jnp.float32))[:-1]
+
+    def bins(dist, g):
+        hit = (dist < 0) & (agent[g[:, 0]] | agent[g[:, 1]])
+        return jnp.minimum(index[g[:, 0]], index[g[:, 1]]), hit.astype(jnp.float32)
+
+    return contacts.count(data, bins, n)
 
 
 class AgentContacts(Constraint):

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from crax.core import contacts
 from crax.core.context import Context
-from crax.core.mjx import jax_impl
 from crax.core.params import TaskParam
 from crax.core.scene import body_geom_ids, geom_ids
 from crax.costs.base import Constraint
-
-if TYPE_CHECKING:
-    pass
 
 
 def contact_tables(m: mujoco.MjModel, target_ids: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -34,17 +29,15 @@ def touched(
     data, target_index: tuple[int, ...], is_agent: tuple[bool, ...], n: int, margin: float = 0.0
 ) -> jax.Array:
     """Which of ``n`` target geoms are in contact with an agent geom, shape (n,): their distance
-    (negative: penetration) is below ``margin`` in MJX's contact list of the last collision pass
-    (which holds every candidate pair, touching or not)."""
-    contact = jax_impl(data).contact
-    if contact.dist.shape[0] == 0 or n == 0:
-        return jnp.zeros(n, bool)
-    g = contact.geom
+    (negative: penetration) is below ``margin`` in the contacts of the last collision pass
+    (:func:`crax.core.contacts.count`)."""
     agent = jnp.asarray(is_agent)
     index = jnp.asarray(target_index, jnp.int32)
-    hit = (contact.dist < margin) & (agent[g[:, 0]] | agent[g[:, 1]])
-    t = jnp.minimum(index[g[:, 0]], index[g[:, 1]])
-    return jnp.zeros(n + 1, bool).at[t].max(hit)[:-1]
+
+    def bins(dist, g):
+        return jnp.minimum(index[g[:, 0]], index[g[:, 1]]), (dist < margin) & (agent[g[:, 0]] | agent[g[:, 1]])
+
+    return contacts.count(data, bins, n, "max", margin=margin)
 
 
 class HazardContact(Constraint):

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from crax.core import contacts
 from crax.core.context import Context
-from crax.core.mjx import jax_impl
 from crax.core.params import TaskParam
 from crax.core.scene import body_geom_ids
 from crax.costs.base import Constraint
@@ -42,12 +42,14 @@ class PillarContact(Constraint):
         self.shape = (len(agent_geoms), len(pillar_geoms))
 
     def cost(self, ctx: Context) -> jax.Array:
-        contact = jax_impl(ctx.data).contact
-        if contact.dist.shape[0] == 0:
-            return jnp.zeros((), jnp.float32)
-        g = contact.geom
         agent, pillar = jnp.asarray(self.agent_index), jnp.asarray(self.pillar_index)
-        a = jnp.minimum(agent[g[:, 0]], agent[g[:, 1]])
-        p = jnp.minimum(pillar[g[:, 0]], pillar[g[:, 1]])
-        pairs = jnp.zeros((self.shape[0] + 1, self.shape[1] + 1), bool).at[a, p].max(contact.dist < 0)
-        return self.contact_cost[...] * jnp.sum(pairs[:-1, :-1]).astype(jnp.float32)
+        rows, width = self.shape[0] + 1, self.shape[1] + 1  # the last row and column: no agent geom, no pillar
+
+        def bins(dist, g):  # a bin per cell of that table; the last cell is not counted
+            a = jnp.minimum(agent[g[:, 0]], agent[g[:, 1]])
+            p = jnp.minimum(pillar[g[:, 0]], pillar[g[:, 1]])
+            return a * width + p, dist < 0
+
+        cells = contacts.count(ctx.data, bins, rows * width - 1, "max")
+        pairs = jnp.append(cells, False).reshape(rows, width)[:-1, :-1]
+        return self.contact_cost[...] * jnp.sum(pairs).astype(jnp.float32)

@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from crax.core import physics
 from crax.core.env import Env, State
 from crax.devices import xla_options
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
@@ -109,7 +110,12 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
     def _reset_each(self) -> Callable[[jax.Array], State]:
         """Resets env i from key i as a one-env stack would: the one-env reset vmapped over the keys."""
         one = batched_stack(self.env, 1, self.autoreset_mode)
-        return xla_options.jit(lambda keys: jax.tree.map(lambda x: x[:, 0], jax.vmap(one.reset)(keys)))
+
+        def reset(keys: jax.Array) -> State:
+            with physics.batch(self.num_envs):  # the one-env stacks step as one batch (a Warp env's contact buffer)
+                return physics.map_per_env(lambda x: x[:, 0], jax.vmap(one.reset, axis_name=physics.BATCH_AXIS)(keys))
+
+        return xla_options.jit(reset)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         state = self._require_state()

@@ -121,7 +121,7 @@ class BaseTrainer:
         if self.cost_terms:
             self._check_budgets(single)
         self.graphdef = nnx.split(nnx.eval_shape(lambda: self._build(jax.random.key(0))))[0]
-        init = jax.vmap(self._init_one)
+        init = jax.vmap(self._init_one, axis_name=physics.BATCH_AXIS)
         if devices is None:
             devices = default_devices(config.num_devices, env.unwrapped.physics)
         self.sharding = state_sharding(jax.eval_shape(init, self.seed_keys(jax.random.key(0))),
@@ -133,7 +133,7 @@ class BaseTrainer:
         self._init = xla_options.jit(init, out_shardings=self.sharding)
         self._run = xla_options.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
         self._compiled: dict[int, Any] = {}
-        self._eval = xla_options.jit(jax.vmap(self._evaluate_one))
+        self._eval = xla_options.jit(jax.vmap(self._evaluate_one, axis_name=physics.BATCH_AXIS))
 
     # ---- what a family defines ----------------------------------------------------------------
 

@@ -163,6 +163,18 @@ class TaskEnv(Env):
         except ValueError as e:
             raise ValueError(f"{self.id} cannot run on physics='warp': {e}") from None
 
+    def _check_worlds(self, data: mjx.Data) -> None:
+        """A Warp step's contact buffer must hold the contacts of the envs it steps with, which its
+        contact reads tell apart by crax's named vmaps (:func:`crax.core.physics.world_index`)."""
+        per_world = int(self._initial_data(1)._impl.naconmax)  # pyright: ignore[reportAttributeAccessIssue]
+        slots = int(data._impl.contact__dist.shape[0])  # pyright: ignore[reportAttributeAccessIssue]
+        _, worlds = physics_impl.world_index()
+        if slots != per_world * worlds:
+            raise ValueError(f"{self.id} on physics='warp' steps in a batch of {worlds} envs by crax's vmaps, but its "
+                             f"state's contact buffer was made for {slots / per_world:g}: batch a Warp env with "
+                             "crax.core.env.Vmap (Vmap(env, n, worlds=) when that batch is vmapped once more, the vmap "
+                             f"named {physics_impl.BATCH_AXIS!r})")
+
     def _check_outputs(self, components: list[tuple[str, Any]]) -> None:
         """Traces every constraint and sensor, the suite's own and the added ones, on a reset-like
         context (:func:`jax.eval_shape`, no compile) and turns what would be an error deep in a trace
@@ -339,6 +351,8 @@ class TaskEnv(Env):
         action = jnp.where(finite_action, action, jnp.zeros_like(action))
         before = state.data
         assert isinstance(before, mjx.Data)  # step() refused a PackedData
+        if self.physics == "warp":
+            self._check_worlds(before)
         data = before.replace(ctrl=self.body.ctrl(action))
         task = state.info["task"]
 

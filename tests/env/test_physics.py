@@ -142,6 +142,35 @@ def test_vmap_traces_its_reset_for_its_worlds():
         Vmap(env, 3, worlds=2)
 
 
+def test_world_index_numbers_the_envs_of_named_vmaps_outer_major():
+    """As Warp numbers the envs of nested vmaps (``contact__worldid``): the batch axis outside the env
+    axis; (0, 1) outside crax's vmaps, and an unnamed vmap adds nothing."""
+    def index(_):
+        i, n = physics.world_index()
+        return jnp.asarray(i) + 100 * n
+
+    assert int(jax.jit(index)(0)) == 100
+    envs = jax.vmap(index, axis_name=physics.ENV_AXIS)
+    np.testing.assert_array_equal(envs(jnp.zeros(3)), 300 + np.arange(3))
+    nested = jax.vmap(envs, axis_name=physics.BATCH_AXIS)(jnp.zeros((2, 3)))
+    np.testing.assert_array_equal(nested, 600 + np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(jax.vmap(envs)(jnp.zeros((2, 3))), 300 + np.tile(np.arange(3), (2, 1)))
+
+
+def test_vmap_names_its_axis_for_the_env():
+    seen = []
+
+    class _Probe(_CountingEnv):
+        def step(self, state, action):
+            seen.append(physics.world_index()[1])
+            return state
+
+    env = Vmap(_Probe(), 3)
+    state = env.reset(jax.random.key(0))
+    jax.eval_shape(env.step, state, jnp.zeros((3, env.action_size)))
+    assert seen == [3]
+
+
 @struct.dataclass
 class _Impl:
     qacc: jax.Array
@@ -316,3 +345,24 @@ def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, monkeypatch):
     if integrator == "RK4":  # rolled, without the forward pass after: what the Velocity tasks and crax bench run
         ours = rollout(lambda d: (jax.lax.scan(lambda d, _: (physics.step(model, before(d)), None), d, None, n)[0],) * 2)[0]
         close(ours, theirs_stepped)
+
+
+def test_contacts_count_reduces_an_envs_contact_slots_into_bins():
+    """On the JAX implementation: the env's own contact list, every candidate pair a slot (-1 and
+    far apart ones included), reduced by the bin the caller gives each slot."""
+    from crax.core import contacts
+
+    m = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="plane" size="5 5 .1"/>'
+        '<body pos="0 0 0.05"><freejoint/><geom size=".1"/></body>'
+        '<body pos="1 0 1"><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+    model = mjx.put_model(m, impl="jax")
+    data = jax.jit(mjx.forward)(model, mjx.make_data(model))
+
+    def by_geom(dist, geom):  # the second geom of each touching pair; n (3): not counted
+        return jnp.where(dist < 0, geom[:, 1], 3), jnp.ones_like(dist)
+
+    np.testing.assert_array_equal(contacts.count(data, by_geom, 3), [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(contacts.count(data, lambda d, g: (g[:, 1], d < 0), 3, "max"), [False, True, False])
+    with pytest.raises(ValueError, match=r"reduce must be 'add' or 'max', got 'sum'"):
+        contacts.count(data, by_geom, 3, "sum")  # pyright: ignore[reportArgumentType]

@@ -10,13 +10,14 @@ compiles Warp's kernels for the CPU (minutes; cached in ~/.cache/warp afterwards
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
 
 import crax
 from crax.core import physics
-from crax.core.env import wrap_for_training
+from crax.core.env import Vmap, wrap_for_training
 
 pytest.importorskip("warp", reason="NVIDIA Warp (pip install 'crax[warp]') is not installed")
 
@@ -57,11 +58,78 @@ def test_a_model_feature_warp_lacks_names_the_feature():
         physics.put_model(m, "warp", "Ball1")
 
 
-def test_a_task_that_reads_the_jax_contact_list_is_refused_with_the_env():
-    """Button reads which button the agent touches from the JAX implementation's per-env contact
-    list; Warp keeps one contact buffer for the whole batch."""
-    with pytest.raises(ValueError, match=r"PointButton1: .*contact list.*physics='warp'.*use physics='jax'"):
+WALL_X = 3.0
+"""An agent x that puts PointGoal1's Point sphere (radius 0.1) 10 cm into the east wall (a plane at
+x = 3). Moving into it, its arrow facing away, it still touches at the step's last collision pass, in
+C MuJoCo (0.9 cm deep) and on both MJX implementations."""
+
+
+def _walled(p: str, n: int, worlds: int | None = None) -> tuple[Vmap, jax.Array]:
+    env = Vmap(crax.make("PointGoal1", physics=p), n, worlds)
+    return env, jnp.zeros((n, env.action_size))
+
+
+def _push(state, touching: np.ndarray):
+    """``state`` with the agents of the envs marked in ``touching`` (any batch shape) in the east wall,
+    moving into it at 1 m/s."""
+    data, mark = state.data, jnp.asarray(touching)
+    qpos = data.qpos.at[..., 0].set(jnp.where(mark, WALL_X, data.qpos[..., 0]))
+    qpos = qpos.at[..., 1].set(jnp.where(mark, 0.0, qpos[..., 1]))
+    qpos = qpos.at[..., 2].set(jnp.where(mark, np.pi, qpos[..., 2]))  # facing away: only the sphere touches
+    qvel = data.qvel.at[..., 0].set(jnp.where(mark, 1.0, data.qvel[..., 0]))
+    return state.replace(data=data.replace(qpos=qpos, qvel=qvel))
+
+
+def test_each_env_of_a_warp_batch_counts_its_own_contacts():
+    """Warp keeps one contact buffer for the batch; each env's contact cost counts only its own
+    contacts (crax.core.contacts), as on the JAX implementation's per-env lists."""
+    touching = np.array([False, True, False, True])
+    costs = {}
+    for p in ("jax", "warp"):
+        env, zeros = _walled(p, len(touching))
+        state = _push(jax.jit(env.reset)(jax.random.key(0)), touching)
+        costs[p] = np.asarray(jax.jit(env.step)(state, zeros).metrics["cost/contact"])
+    np.testing.assert_array_equal(costs["warp"], costs["jax"])
+    np.testing.assert_array_equal(costs["warp"], np.where(touching, 3.0, 0.0))  # collision_cost per wall touched
+
+
+def test_a_vmapped_warp_batch_tells_its_envs_apart():
+    """A batch vmapped once more (the learners' seeds, named physics.BATCH_AXIS): Warp numbers the
+    envs outer-major, and each env still finds its own contacts."""
+    touching = np.array([[True, False, False], [False, False, True]])
+    costs = {}
+    for p in ("jax", "warp"):
+        env, zeros = _walled(p, touching.shape[1], worlds=touching.size)
+        keys = jax.random.split(jax.random.key(1), touching.shape[0])
+        state = _push(jax.jit(jax.vmap(env.reset, axis_name=physics.BATCH_AXIS))(keys), touching)
+        step = jax.jit(jax.vmap(env.step, (0, None), axis_name=physics.BATCH_AXIS))
+        costs[p] = np.asarray(step(state, zeros).metrics["cost/contact"])
+    np.testing.assert_array_equal(costs["warp"], costs["jax"])
+    np.testing.assert_array_equal(costs["warp"], np.where(touching, 3.0, 0.0))
+
+
+def test_a_warp_batch_stepped_by_an_unnamed_vmap_is_refused():
+    """Without crax's axis names an env cannot tell which contacts of the shared buffer are its own."""
+    env, zeros = _walled("warp", 2)
+    state = jax.jit(env.reset)(jax.random.key(0))
+    with pytest.raises(ValueError, match=r"PointGoal1 on physics='warp' steps in a batch of 1 envs .* made for 2: "
+                                         r"batch a Warp env with crax.core.env.Vmap"):
+        jax.vmap(env.unwrapped.step)(state, zeros)
+
+
+def test_a_contact_read_beyond_touching_is_refused_with_the_parameter():
+    """Button presses within press_margin (1 cm) of a button, a pair MuJoCo Warp does not list until
+    it touches; press_margin=0 runs."""
+    with pytest.raises(ValueError, match=r"PointButton1 cannot run on physics='warp': .*press_margin.*Set that "
+                                         r"parameter to 0 .*or use physics='jax'"):
         crax.make("PointButton1", physics="warp")
+    assert crax.make("PointButton1", physics="warp", press_margin=0.0).physics == "warp"
+
+
+def test_a_task_that_reads_the_jax_only_fields_is_refused_with_the_env():
+    """The Doggo's touch sensors read contact forces from the JAX implementation's per-env constraint rows."""
+    with pytest.raises(ValueError, match=r"SafetyDoggoGoal1-v0 cannot run on physics='warp': .*use physics='jax'"):
+        crax.make("SafetyDoggoGoal1-v0", physics="warp")
 
 
 def test_only_the_solver_budget_warnings_are_off():
@@ -72,3 +140,21 @@ def test_only_the_solver_budget_warnings_are_off():
     warn = crax.make("AntVelocity1", physics="warp").mjx_model.opt._impl.warn_overflow
     assert not warn & (OverflowType.ITERATIONS | OverflowType.LS_ITERATIONS)
     assert warn & OverflowType.NARROWPHASE and warn & OverflowType.BROADPHASE and warn & OverflowType.NEFC
+
+
+def test_the_gymnasium_vector_env_on_warp_steps_as_on_jax():
+    """Per-env seeds reset one-env stacks vmapped over the seeds (crax.gymnasium.vector), one batch
+    for Warp's buffer; the steps after read each env's own contacts, as on JAX."""
+    import crax.gymnasium as cg
+
+    touching = np.array([True, False, True])
+    out = {}
+    for p in ("jax", "warp"):
+        venv = cg.CraxVectorEnv(crax.make("PointGoal1", physics=p), len(touching))
+        first, _ = venv.reset(seed=[0, 1, 2])
+        venv.state = _push(venv.state, touching)
+        obs, reward, _, _, info = venv.step(np.zeros((len(touching), 2), np.float32))
+        out[p] = (first, obs, reward, info["cost/contact"])
+    for got, want in zip(out["warp"], out["jax"], strict=True):
+        np.testing.assert_allclose(got, want, **TOLERANCE)
+    np.testing.assert_array_equal(out["warp"][3], np.where(touching, 3.0, 0.0))
