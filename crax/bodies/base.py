@@ -64,6 +64,9 @@ class Body(nnx.Module):
         Safety-Gymnasium bodies: its observation keys); empty where a body does not name them.
       feet: names of the foot sites (without the ``agent/`` prefix), for suites that cost foot
         placement or contact (Pathway, SpiderLegs); empty for bodies without feet.
+      reads_post_constraint: whether :meth:`observe` reads the body accelerations and forces of
+        MuJoCo's ``mj_rnePostConstraint`` (:func:`crax.core.physics.post_constraint`), as a
+        :class:`crax.core.component.Component` declares it.
     """
 
     name: ClassVar[str]
@@ -83,6 +86,7 @@ class Body(nnx.Module):
     floor_contact: ClassVar[bool] = True
     feet: ClassVar[tuple[str, ...]] = ()
     obs_keys: ClassVar[tuple[tuple[str, int], ...]] = ()
+    reads_post_constraint: ClassVar[bool] = False
 
     prefix: str = "agent/"
 

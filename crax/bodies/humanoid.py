@@ -10,7 +10,8 @@ import mujoco
 
 from crax.bodies.base import LOCOMOTION, NAVIGATION
 from crax.bodies.free import FreeBody
-from crax.core.mjx import jax_impl, mjx
+from crax.core import physics
+from crax.core.mjx import mjx
 
 
 class Humanoid(FreeBody):
@@ -20,8 +21,9 @@ class Humanoid(FreeBody):
     world body and the 13 agent bodies ``cinert`` (14 × 10), ``cvel`` (14 × 6), the agent's
     ``qfrc_actuator`` (23) and ``cfrc_ext`` (14 × 6). The rows are picked by body id, so bodies a
     suite adds to the scene (mocap hazards, props) never enter it. ``cfrc_ext`` (contact forces on
-    each body, in its subtree-com frame) is not filled by ``mjx.step``; :meth:`observe` computes it
-    with ``mjx.rne_postconstraint`` from the step's contacts and constraint forces.
+    each body, in its subtree-com frame) is not filled by MJX's JAX ``mjx.step``; :meth:`observe`
+    computes it with ``mjx.rne_postconstraint`` from the step's contacts and constraint forces (on
+    ``physics="warp"`` the step computes it: :func:`crax.core.physics.post_constraint`).
 
     Healthy while the torso is 1.0 to 2.0 m up. Its locomotion speed is that of the centre of mass
     (:meth:`locomotion_position`). Velocity suite: healthy bonus 5.0, control cost 0.1,
@@ -50,6 +52,7 @@ class Humanoid(FreeBody):
     healthy_reward = 5.0
     ctrl_cost = 0.1
     velocity_threshold = 1.41
+    reads_post_constraint = True
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
@@ -58,7 +61,7 @@ class Humanoid(FreeBody):
         # observe() gets only data, and rne_postconstraint needs the model; a partial is a static
         # (non-pytree) attribute, so the module stays splittable. cfrc_ext reads only the model's
         # structure (body tree, geom owners, cone type), which changing model parameters leaves alone.
-        self._rne_postconstraint = functools.partial(mjx.rne_postconstraint, mjx.put_model(m, impl="jax"))
+        self._post_constraint = functools.partial(physics.post_constraint, mjx.put_model(m, impl="jax"))
 
     def locomotion_position(self, data: mjx.Data) -> jax.Array:
         """Centre of mass of the agent: the torso is its root, so its subtree com is the whole body's."""
@@ -66,12 +69,12 @@ class Humanoid(FreeBody):
 
     def observe(self, data: mjx.Data) -> jax.Array:
         rows = jnp.asarray(self.obs_bodies)
-        cfrc_ext = jax_impl(self._rne_postconstraint(data)).cfrc_ext
+        fields = self._post_constraint(data)
         return jnp.concatenate([
             self.qpos(data)[2:],
             self.qvel(data),
-            jax_impl(data).cinert[rows].ravel(),
+            fields.cinert[rows].ravel(),
             data.cvel[rows].ravel(),
             data.qfrc_actuator[slice(*self.qvel_adr)],
-            cfrc_ext[rows].ravel(),
+            fields.cfrc_ext[rows].ravel(),
         ])

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import mujoco
 
 from crax.bodies.safety_locomotion import SafetyGymLocomotion, open_range
-from crax.core.mjx import jax_impl, mjx
+from crax.core import physics
+from crax.core.mjx import mjx
 
 
 class SafetyGymHumanoid(SafetyGymLocomotion):
@@ -41,6 +42,7 @@ class SafetyGymHumanoid(SafetyGymLocomotion):
     healthy_reward = 5.0
     ctrl_cost = 0.1
     velocity_threshold = 1.4149
+    reads_post_constraint = True
     floor = {"friction": [1.0, 0.1, 0.1], "condim": 3, "solref": [0.02, 1.0], "solimp": [0.9, 0.95, 0.001, 0.5, 2.0],
              "margin": 0.001}
 
@@ -49,7 +51,7 @@ class SafetyGymHumanoid(SafetyGymLocomotion):
         self.obs_bodies = (0, *self.agent_bodies)  # the world row first, as in Gymnasium's full-model arrays
         # observe() gets only data, and rne_postconstraint needs the model (its structure only): a
         # partial is a static attribute, so the module stays splittable (as crax.bodies.humanoid does).
-        self._rne_postconstraint = functools.partial(mjx.rne_postconstraint, mjx.put_model(m, impl="jax"))
+        self._post_constraint = functools.partial(physics.post_constraint, mjx.put_model(m, impl="jax"))
 
     def planar_point(self, data: mjx.Data) -> jax.Array:
         """The agent's centre of mass (``xipos`` weighted by ``body_mass``), x and y."""
@@ -59,13 +61,13 @@ class SafetyGymHumanoid(SafetyGymLocomotion):
 
     def observe(self, data: mjx.Data) -> jax.Array:
         rows = jnp.asarray(self.obs_bodies)
-        cfrc_ext = jax_impl(self._rne_postconstraint(data)).cfrc_ext
+        fields = self._post_constraint(data)
         return jnp.concatenate([
             super().observe(data),
-            jax_impl(data).cinert[rows].ravel(),
+            fields.cinert[rows].ravel(),
             data.cvel[rows].ravel(),
             data.qfrc_actuator[slice(*self.qvel_adr)],
-            cfrc_ext[rows].ravel(),
+            fields.cfrc_ext[rows].ravel(),
         ])
 
     def healthy(self, data: mjx.Data) -> jax.Array:

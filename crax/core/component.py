@@ -21,11 +21,15 @@ class Component(nnx.Module):
       requires: body kinds it needs (like a suite's ``requires``).
       params: valid values of its constructor's parameters by name (:mod:`crax.core.params`),
         checked before the model is built.
+      reads_post_constraint: whether it reads the body accelerations and forces of MuJoCo's
+        ``mj_rnePostConstraint`` (:func:`crax.core.physics.post_constraint`); with
+        ``physics="warp"`` the model then computes them in every step.
     """
 
     name: ClassVar[str]
     requires: ClassVar[frozenset[str]] = frozenset()
     params: ClassVar[Mapping[str, Range | Choice]] = {}
+    reads_post_constraint: ClassVar[bool] = False
 
     def build(self, spec: mujoco.MjSpec) -> None:
         """Adds MJCF it needs (a site, say) to the scene before it is compiled (most add none)."""

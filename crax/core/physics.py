@@ -28,8 +28,9 @@ and Warp's kernels fill them for all envs at once. So
 
 A model feature Warp does not implement is a ValueError from :func:`put_model` naming the env and
 the feature; so is a crax component that reads the JAX implementation's own fields (the touch
-sensors' contact forces, ``rne_postconstraint``'s accelerations), which the env finds when it traces
-a reset and a step.
+sensors' contact forces), which the env finds when it traces a reset and a step. A component that
+reads ``mj_rnePostConstraint``'s accelerations and forces declares it (``reads_post_constraint``):
+a Warp model then computes them in its step (:func:`post_constraint`).
 """
 
 from __future__ import annotations
@@ -97,11 +98,13 @@ def require_warp() -> None:
                          f"({device.platform}): use physics='jax', or run jax on the CPU (JAX_PLATFORMS=cpu)")
 
 
-def put_model(mj_model: mujoco.MjModel, physics: str, env_id: str) -> mjx.Model:
+def put_model(mj_model: mujoco.MjModel, physics: str, env_id: str, *, post_constraint: bool = False) -> mjx.Model:
     """``mjx.put_model`` with the implementation ``physics`` names. For ``"warp"``, a model feature
     MuJoCo Warp does not implement is a ValueError naming ``env_id`` and the feature (MuJoCo Warp's
     own words, e.g. ``mjSOL_PGS is unsupported.``) and the fix. The JAX implementation's own
-    refusals (NotImplementedError) pass through for the caller to explain."""
+    refusals (NotImplementedError) pass through for the caller to explain. ``post_constraint``: a
+    Warp model runs ``mj_rnePostConstraint`` after every solve, for :func:`post_constraint` to read
+    (the JAX implementation computes it when read)."""
     if check(physics) == "jax":
         return mjx.put_model(mj_model, impl="jax")
     require_warp()
@@ -110,7 +113,28 @@ def put_model(mj_model: mujoco.MjModel, physics: str, env_id: str) -> mjx.Model:
     except (NotImplementedError, ValueError) as e:
         raise ValueError(f"{env_id} cannot run on physics='warp': MuJoCo Warp does not support a feature of its "
                          f"model: {e} Use physics='jax' for this env.") from None
-    return _without_solver_limit_warnings(model)
+    model = _without_solver_limit_warnings(model)
+    if post_constraint:
+        opt = model.opt._impl
+        model = model.replace(opt=model.opt.replace(_impl=opt.replace(run_rne_postconstraint=True)))  # pyright: ignore[reportAttributeAccessIssue]
+    return model
+
+
+def post_constraint(model: mjx.Model, data: mjx.Data) -> Any:
+    """``data``'s implementation fields with the body accelerations and forces of MuJoCo's
+    ``mj_rnePostConstraint`` (``cacc``, ``cfrc_ext``, ``cfrc_int``; besides ``cinert`` and the rest): on
+    the JAX implementation computed now (``mjx.rne_postconstraint`` of ``model``, a JAX model of the
+    same structure), on Warp the step's own, which a model put with ``post_constraint=True``
+    computes (:func:`put_model`; a component declares ``reads_post_constraint``). Warp's fields are
+    those of the step's own forward pass, before it integrates; the JAX implementation's are computed
+    from the stepped data, whose ``qvel`` is already integrated: ``cfrc_ext`` (positions and forces)
+    agrees between them, ``cacc`` (which reads ``qvel``) does not."""
+    if isinstance(data._impl, mjx.DataJAX):
+        return mjx.rne_postconstraint(model, data)._impl
+    if not isinstance(model._impl, mjx.ModelJAX) and not model.opt._impl.run_rne_postconstraint:  # pyright: ignore[reportAttributeAccessIssue]
+        raise ValueError("this reads mj_rnePostConstraint's fields (cacc, cfrc_ext), which a physics='warp' model "
+                         "computes only when the body or component that reads them sets reads_post_constraint = True")
+    return data._impl
 
 
 def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
@@ -324,5 +348,5 @@ def select(done: jax.Array, new: Any, old: Any) -> Any:
     return map_per_env(pick, new, old)
 
 
-__all__ = ["BATCH_AXIS", "ENV_AXIS", "PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "put_model",
+__all__ = ["BATCH_AXIS", "ENV_AXIS", "PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "post_constraint", "put_model",
            "RK4_STAGES", "RK4_STAGES_ENV", "require_warp", "rk4_stages", "select", "step", "world_index", "worlds_per_batch"]

@@ -131,7 +131,9 @@ class TaskEnv(Env):
             except (KeyError, ValueError) as e:
                 raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
         try:
-            self.mjx_model = physics_impl.put_model(self.mj_model, self.physics, self.id)
+            post = any(c.reads_post_constraint for c in (self.body, *suite.constraints, *suite.sensors,
+                                                          *constraints, *sensors))
+            self.mjx_model = physics_impl.put_model(self.mj_model, self.physics, self.id, post_constraint=post)
         except NotImplementedError as e:
             raise ValueError(f"{self.id}: {unsupported_pairs(self.mj_model, str(e))}") from None
         self.physics_model = PhysicsModel(spec, self.mj_model, self.mjx_model)
@@ -155,7 +157,7 @@ class TaskEnv(Env):
 
     def _check_warp(self) -> None:
         """Traces a reset and a step (:func:`jax.eval_shape`, nothing compiled) and turns a part of the
-        task that needs the JAX implementation (the contact list, ``rne_postconstraint``) into a
+        task that needs the JAX implementation's per-env fields (the touch sensors' contact forces) into a
         ValueError naming the env."""
         try:
             state = jax.eval_shape(self._reset, jax.random.key(0))

@@ -130,6 +130,9 @@ def test_a_task_that_reads_the_jax_only_fields_is_refused_with_the_env():
     """The Doggo's touch sensors read contact forces from the JAX implementation's per-env constraint rows."""
     with pytest.raises(ValueError, match=r"SafetyDoggoGoal1-v0 cannot run on physics='warp': .*use physics='jax'"):
         crax.make("SafetyDoggoGoal1-v0", physics="warp")
+    # the Accelerometer's cacc, from the stepped data on JAX, is not Warp's pre-integration one (qvel)
+    with pytest.raises(ValueError, match=r"sensor Accelerometer fails on PointGoal1: .*requires JAX backend"):
+        crax.make("PointGoal1", physics="warp", sensors={"Accelerometer": {}})
 
 
 def test_only_the_solver_budget_warnings_are_off():
@@ -158,3 +161,29 @@ def test_the_gymnasium_vector_env_on_warp_steps_as_on_jax():
     for got, want in zip(out["warp"], out["jax"], strict=True):
         np.testing.assert_allclose(got, want, **TOLERANCE)
     np.testing.assert_array_equal(out["warp"][3], np.where(touching, 3.0, 0.0))
+
+
+def test_the_humanoid_reads_warps_own_contact_forces_as_jaxs():
+    """The Humanoid observes cfrc_ext (mj_rnePostConstraint): on Warp its step computes it
+    (reads_post_constraint), on JAX the body does. Set 20 cm into the floor, one step: with a converged
+    solve (100 iterations; the body's 2 part the implementations in hard contact, as the Point's 1)
+    forces up to ~1,000 N agree to 0.006 N (measured)."""
+    drop, n, obs = 0.2, 2, {}
+    for p in ("jax", "warp"):
+        env = Vmap(crax.make("HumanoidVelocity1", physics=p, solver_iterations=100), n)
+        state = jax.jit(env.reset)(jax.random.key(0))
+        state = state.replace(data=state.data.replace(qpos=state.data.qpos.at[:, 2].add(-drop)))
+        obs[p] = np.asarray(jax.jit(env.step)(state, jnp.zeros((n, env.action_size))).obs)
+    cfrc = slice(-14 * 6, None)  # the last 14 bodies × 6 entries of the observation
+    assert np.abs(obs["jax"][:, cfrc]).max() > 500  # the feet press on the floor
+    np.testing.assert_allclose(obs["warp"][:, cfrc], obs["jax"][:, cfrc], rtol=1e-4, atol=0.05)
+    np.testing.assert_allclose(obs["warp"], obs["jax"], rtol=1e-3, atol=0.05)
+
+
+def test_a_post_constraint_read_of_a_warp_model_that_skips_the_pass_is_refused():
+    """Without reads_post_constraint a Warp model never runs mj_rnePostConstraint: its fields would be zeros."""
+    m = mujoco.MjModel.from_xml_string('<mujoco><worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+    data = physics.make_data(m, physics.put_model(m, "warp", "Ball1"), "warp", 1)
+    with pytest.raises(ValueError, match=r"physics='warp' model computes only when .* sets reads_post_constraint = True"):
+        physics.post_constraint(physics.put_model(m, "warp", "Ball1"), data)
+    assert physics.post_constraint(physics.put_model(m, "warp", "Ball1", post_constraint=True), data).cfrc_ext.shape[-1] == 6
