@@ -130,9 +130,8 @@ class TaskEnv(Env):
                 component.bind(self.mj_model)
             except (KeyError, ValueError) as e:
                 raise ValueError(f"{kind} {component.name} does not fit {self.id} (body {self.body.name}): {e}") from None
+        post = any(c.reads_post_constraint for c in (self.body, *suite.constraints, *suite.sensors, *constraints, *sensors))
         try:
-            post = any(c.reads_post_constraint for c in (self.body, *suite.constraints, *suite.sensors,
-                                                          *constraints, *sensors))
             self.mjx_model = physics_impl.put_model(self.mj_model, self.physics, self.id, post_constraint=post)
         except NotImplementedError as e:
             raise ValueError(f"{self.id}: {unsupported_pairs(self.mj_model, str(e))}") from None
@@ -168,7 +167,7 @@ class TaskEnv(Env):
     def _check_worlds(self, data: mjx.Data) -> None:
         """A Warp step's contact buffer must hold the contacts of the envs it steps with, which its
         contact reads tell apart by crax's named vmaps (:func:`crax.core.physics.world_index`)."""
-        per_world = int(self._initial_data(1)._impl.naconmax)  # pyright: ignore[reportAttributeAccessIssue]
+        per_world = int(self._data0._impl.naconmax)  # pyright: ignore[reportAttributeAccessIssue]
         slots = int(data._impl.contact__dist.shape[0])  # pyright: ignore[reportAttributeAccessIssue]
         _, worlds = physics_impl.world_index()
         if slots != per_world * worlds:
