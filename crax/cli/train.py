@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
+import typing
 from typing import Annotated, Any, Literal, Union
 
 import tyro
 
 from crax.cli.common import Steps, fail
 from crax.devices import distributed
+from crax.learners import presets
 from crax.learners.learner import Learner
 from crax.learners.trainer import EVAL_POLICIES
 from crax.runs import checkpoint as ckpt
@@ -27,24 +29,62 @@ from crax.tasks import compose
 _RUN_FIELDS = ("env", "run_dir", "runs_root", "progress")
 
 
-def _steps_field(config: type) -> tuple:
+def _steps_field(config: type, default: Any = dataclasses.MISSING) -> tuple:
     """The config's ``total_steps`` again, typed :data:`Steps` so the flag takes ``2e6``."""
     field = next(f for f in dataclasses.fields(config) if f.name == "total_steps")
     help_ = "Environment steps to train for, per seed (rounded up to whole iterations); 2e6 notation accepted."
     return ("total_steps", Annotated[Steps, tyro.conf.arg(help=help_)],
-            dataclasses.field(default=field.default, metadata=field.metadata))
+            dataclasses.field(default=field.default if default is dataclasses.MISSING else default,
+                              metadata=field.metadata))
 
 
-def _command_type(cls: type[Learner], more: tuple = ()) -> type:
-    """``cls.Config`` plus the run options (and ``more``), as one flat frozen dataclass for tyro."""
-    extra = [
+PRESET_FLAG: tuple = (
+    "preset", Annotated[str | None, tyro.conf.arg(
+        help="Take another implementation's default settings for this learner as the defaults of its flags "
+             "(flags given still win): omnisafe = OmniSafe 0.5's configuration of the same algorithm "
+             "(crax/learners/presets/omnisafe/LEARNER.toml lists the values and what differs).")],
+    dataclasses.field(default=None))
+"""``--preset`` (:mod:`crax.learners.presets`)."""
+
+
+def _preset_defaults(argv: list[str], table: dict[str, type[Learner]]) -> tuple[str | None, dict[str, Any]]:
+    """The learner named in ``argv`` and the defaults its ``--preset`` sets (for ``--env``'s id), read before
+    tyro parses, so the preset's values are the flags' defaults. ValueError for an unknown preset or a
+    learner the preset does not cover."""
+    preset = env_id = None
+    for i, arg in enumerate(argv):
+        for flag in ("--preset", "--env"):
+            if arg == flag and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(flag + "="):
+                value = arg.split("=", 1)[1]
+            else:
+                continue
+            if flag == "--preset":
+                preset = value
+            else:
+                env_id = value
+    learner = next((a for a in argv if a in table), None)
+    if preset is None or learner is None:
+        return learner, {}
+    return learner, presets.preset_values(preset, table[learner], env_id)
+
+
+def _command_type(cls: type[Learner], more: tuple = (), defaults: dict[str, Any] | None = None) -> type:
+    """``cls.Config`` plus the run options (and ``more``), as one flat frozen dataclass for tyro; ``defaults``
+    (a preset's values) replace the config's own defaults."""
+    defaults = dict(defaults or {})
+    hints = typing.get_type_hints(cls.Config, include_extras=True)
+    overrides = [(f.name, hints[f.name], dataclasses.field(default=defaults[f.name], metadata=f.metadata))
+                 for f in dataclasses.fields(cls.Config) if f.name in defaults and f.name != "total_steps"]
+    extra = [*overrides,
         ("env", Annotated[str, tyro.conf.arg(help="Env id (crax.make) or import path package.module:EnvClass.")]),
         ("run_dir", Annotated[str | None, tyro.conf.arg(help="Run folder; default <runs-root>/<env>-<learner>-<time>.")],
          dataclasses.field(default=None)),
         ("runs_root", Annotated[str, tyro.conf.arg(help="Parent folder of new run folders.")],
          dataclasses.field(default="runs")),
         ("progress", Annotated[bool, tyro.conf.arg(help="Show progress: a bar on a terminal, a plain line every 10 iterations otherwise.")], dataclasses.field(default=True)),
-        _steps_field(cls.Config),
+        _steps_field(cls.Config, defaults.get("total_steps", dataclasses.MISSING)),
     ]
     return dataclasses.make_dataclass(f"Train_{cls.__name__}", [*extra, *more], bases=(cls.Config,), frozen=True,
                                       kw_only=True)
@@ -210,9 +250,11 @@ def parse_learner_command(argv: list[str], prog: str, description: str, extra: t
     """
     try:
         table = learners()
+        chosen, defaults = _preset_defaults(argv, table)
     except ValueError as e:
         fail(prog, e)
-    commands = {name: _command_type(cls, extra) for name, cls in table.items()}
+    commands = {name: _command_type(cls, (*extra, PRESET_FLAG), defaults if name == chosen else None)
+                for name, cls in table.items()}
     union: Any = Union[tuple(  # noqa: UP007 - a runtime-built union needs typing.Union
         Annotated[cmd, tyro.conf.subcommand(name, description=(table[name].__doc__ or "").strip().splitlines()[0])]
         for name, cmd in commands.items()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, Literal, cast
 
 import jax
 import jax.numpy as jnp
@@ -37,11 +37,20 @@ from crax.learners.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.learner import Learner
 from crax.learners.networks import (
     MLP,
+    Activation,
+    ActorStd,
     TanhGaussianActor,
     gaussian_entropy,
     gaussian_kl,
     gaussian_log_prob,
 )
+from crax.learners.optimizers import GradClip, LrDecay, learner_optimizer
+
+CostAdvantage = Literal["center", "standardize", "none"]
+"""How an iteration's cost advantages are normalized (``cost_advantage``)."""
+
+ActionSquash = Literal["tanh", "clip"]
+"""How the PPO family's Gaussian sample becomes the env's action (``action_squash``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,13 +83,42 @@ class PPOConfig(ConstraintConfig, RunConfig):
     value_loss_coef: float = ranged(0.25, ge=0)
     """Weight of each critic's mean squared error (0.25 = Brax's 0.5·0.5)."""
     max_grad_norm: float | None = ranged(None, gt=0, optional=True)
-    """Global gradient-norm clip (> 0); None disables clipping (Brax's default)."""
+    """Gradient-norm clip (> 0) of the global gradient or of each network's (``grad_clip``); None disables
+    clipping (Brax's default)."""
+    grad_clip: GradClip = "global"
+    """What ``max_grad_norm`` clips: the global gradient over the actor and the critics, or each network's
+    alone (``per-network``, OmniSafe's; the learner then has one Adam per network)."""
+    critic_learning_rate: float | None = ranged(None, gt=0, optional=True)
+    """Adam learning rate of the critics; None: ``learning_rate``."""
+    lr_decay: LrDecay = "none"
+    """The actor's learning rate over the run: constant, or ``linear`` from ``learning_rate`` at the first
+    iteration to 0 after the last (OmniSafe's ``linear_lr_decay``; the critics' stays constant)."""
+    critic_l2: float = ranged(0.0, ge=0)
+    """Weight of the critics' L2 penalty Σθ² in the value loss, per critic (OmniSafe's ``critic_norm_coef``
+    with ``use_critic_norm``)."""
     normalize_observations: bool = True
     """Standardize observations with running mean/variance statistics."""
+    observation_clip: float = ranged(10.0, gt=0)
+    """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
     actor_hidden: tuple[int, ...] = ranged((32, 32, 32, 32), ge=1, integer=True)
     """Hidden layer sizes of the policy MLP (swish)."""
     critic_hidden: tuple[int, ...] = ranged((256, 256, 256, 256, 256), ge=1, integer=True)
     """Hidden layer sizes of the reward critic and of the cost critic (swish)."""
+    activation: Activation = "swish"
+    """The hidden layers' activation in the actor and the critics (OmniSafe's and Safety-Gymnasium's
+    baselines: tanh)."""
+    actor_std: ActorStd = "state"
+    """The actor's scale: from the observation (``state``) or one learned log-std per action dimension
+    (``parameter``, OmniSafe's ``gaussian_learning`` actor)."""
+    action_squash: ActionSquash = "tanh"
+    """How the Gaussian's sample u becomes the env's action in [−1, 1]: ``tanh(u)``, or ``clip(u, −1, 1)``
+    (OmniSafe's Gaussian actors: the env clips their actions). Log-probabilities and KLs are u's either way."""
+    cost_advantage: CostAdvantage = "center"
+    """How the cost advantages are normalized over an iteration's batch, per budgeted term: ``center``
+    subtracts their mean and keeps their scale (cost per step; OmniSafe's and safety-starter-agents'
+    choice, the default since decision 76), ``standardize`` also divides by their standard deviation
+    (crax before decision 76), ``none`` leaves them as GAE gives them. Reward advantages are always
+    standardized."""
     critic_chunk: int | None = ranged(None, ge=1, integer=True, optional=True)
     """Rows per chunk of a minibatch when taking the critics' gradient: the same gradient, computed a
     chunk at a time so the activations stay in a CPU's cache (crax.learners.gradients.chunk_count:
@@ -96,9 +134,16 @@ class PPOConfig(ConstraintConfig, RunConfig):
     """Minibatches per epoch."""
     num_epochs: int = ranged(6, ge=1, integer=True)
     """SGD epochs over each iteration's batch."""
+    target_kl: float | None = ranged(None, gt=0, optional=True)
+    """OmniSafe's ``kl_early_stop``: the epochs stop after the first whose mean KL(π_start ‖ π_θ) over the
+    iteration's batch (summed over action dimensions; π_start the policy when the update began)
+    exceeds it (OmniSafe's PPO family: 0.02). None: every epoch runs."""
     desync_episodes: bool = True
     """Start each training env at a random step of its first episode, so iterations sample every
     episode phase (the shortened first episodes are left out of the statistics)."""
+
+    stored_defaults: ClassVar[dict[str, object]] = {"cost_advantage": "standardize"}
+    """What a run stored before a field existed ran with (read by ``crax.runs.checkpoint.config_from_dict``)."""
 
     def __post_init__(self) -> None:
         """The shared checks (every field against its range, the budgets), then the batch layout."""
@@ -153,8 +198,9 @@ class IterationBatch:
     ``samples`` holds per-transition arrays of leading size ``n`` (``obs``, ``u``, the rollout
     policy's ``logp``/``loc``/``scale``, the normalized advantages ``adv_r``/``adv_c`` and the critics'
     targets ``target_r``/``target_c``); ``violation`` is v = ĉ − d/T (shape
-    :attr:`~ConstrainedPPO.cost_shape`); ``cost_scale`` is the standard deviation the raw cost
-    advantages were divided by, so ``adv_c · cost_scale`` is in cost per step, like ``violation``.
+    :attr:`~ConstrainedPPO.cost_shape`); ``cost_scale`` (shape :attr:`~ConstrainedPPO.cost_shape`) is
+    what the centred cost advantages were divided by (their standard deviation with ``cost_advantage=
+    "standardize"``, else 1), so ``adv_c · cost_scale`` is in cost per step, like ``violation``.
     """
 
     samples: dict[str, jax.Array]
@@ -167,11 +213,9 @@ Loss = Callable[["ConstrainedPPO", dict[str, jax.Array]], tuple[jax.Array, dict[
 
 
 def adam(config: PPOConfig) -> optax.GradientTransformation:
-    """The learners' optimizer: Adam at ``learning_rate``, after global-norm clipping by ``max_grad_norm`` if set."""
-    tx = optax.adam(config.learning_rate)
-    if config.max_grad_norm is not None:
-        tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), tx)
-    return tx
+    """A whole learner's optimizer (:func:`crax.learners.optimizers.learner_optimizer`): Adam at
+    ``learning_rate`` after global-norm clipping by ``max_grad_norm``, or one Adam per network."""
+    return learner_optimizer(config)
 
 
 def clipped_surrogate(ratio: jax.Array, adv: jax.Array, clip_epsilon: float) -> jax.Array:
@@ -195,9 +239,12 @@ class ConstrainedPPO(Learner):
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         self.setup_constraint(config, observation_size, episode_length)
-        self.actor = TanhGaussianActor(observation_size, action_size, tuple(config.actor_hidden), rngs=rngs)
-        self.reward_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs)
-        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(self.cost_terms)), rngs=rngs)
+        act = config.activation
+        self.actor = TanhGaussianActor(observation_size, action_size, tuple(config.actor_hidden), rngs=rngs,
+                                       activation=act, std=config.actor_std)
+        self.reward_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs, activation=act)
+        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(self.cost_terms)), rngs=rngs,
+                               activation=act)
         self.init_multipliers()
 
     # ---- hooks --------------------------------------------------------------------------------
@@ -215,11 +262,31 @@ class ConstrainedPPO(Learner):
         """Update hook: the actor's update of one iteration, in place; returns its metrics (each an
         array whose mean is logged). Default: PPO's ``num_epochs`` × ``num_minibatches`` optimizer
         steps on :meth:`ppo_loss`, the clipped surrogate of :meth:`policy_loss` together with the
-        critics' :meth:`value_loss` (one optimizer, so gradient clipping spans actor and critics).
-        An override that steps the actor otherwise regresses the critics with :meth:`fit_critics`."""
+        critics' :meth:`value_loss` (one optimizer, so gradient clipping spans actor and critics),
+        the epochs stopped early by ``target_kl`` (:meth:`kl_early_stop`). An override that steps the actor otherwise regresses the critics with :meth:`fit_critics`."""
         violation = batch.violation
-        return self.minibatch_epochs(optimizer, batch.samples, key,
-                                     lambda learner, mb: learner.ppo_loss(mb, violation))
+        metrics = self.minibatch_epochs(optimizer, batch.samples, key,
+                                        lambda learner, mb: learner.ppo_loss(mb, violation),
+                                        stop=self.kl_early_stop(batch.samples["obs"]))
+        if "epochs" in metrics:  # with target_kl: the epochs that ran
+            metrics["policy/epochs"] = metrics.pop("epochs")
+        return metrics
+
+    def kl_early_stop(self, obs: jax.Array) -> Callable[[nnx.Module], jax.Array] | None:
+        """The ``stop`` of :meth:`minibatch_epochs` for ``target_kl`` (None when it is None): whether the
+        mean KL(π_start ‖ π_θ) at ``obs`` exceeds it, π_start the policy now (OmniSafe's
+        ``PolicyGradient._update``: KL from the distribution before the epochs, summed over action
+        dimensions, averaged over the whole batch, checked after each epoch)."""
+        target = self.config.target_kl
+        if target is None:
+            return None
+        start_loc, start_scale = jax.lax.stop_gradient(self.policy(obs))
+
+        def stop(learner: nnx.Module) -> jax.Array:
+            loc, scale = cast(ConstrainedPPO, learner).policy(obs)
+            return jnp.mean(gaussian_kl(start_loc, start_scale, loc, scale)) > target
+
+        return stop
 
     # ---- the update's pieces ------------------------------------------------------------------
 
@@ -271,17 +338,20 @@ class ConstrainedPPO(Learner):
 
     def value_loss(self, mb: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The critics' regression loss, ``value_loss_coef`` × (MSE of the reward critic + summed MSE of
-        the cost critic's outputs) against the GAE targets, and its metrics. Its gradient is taken in
+        the cost critic's outputs + ``critic_l2`` × their parameters' Σθ²) against the GAE targets, and
+        its metrics. Its gradient is taken in
         chunks of ``critic_chunk`` rows (:func:`~crax.learners.gradients.chunked_mean`)."""
         graphdef, params, rest = nnx.split((self.reward_critic, self.cost_critic), nnx.Param, ...)
-        coef = self.config.value_loss_coef
+        coef, l2 = self.config.value_loss_coef, self.config.critic_l2
 
         def loss(params: nnx.State, b: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
             v_r, v_c = self._critics(nnx.merge(graphdef, params, rest), b["x"])
             value_loss_r = jnp.mean((v_r - b["target_r"]) ** 2)
             value_loss_c = jnp.mean(jnp.sum(((v_c - b["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
-            return coef * (value_loss_r + value_loss_c), {"loss/value_reward": value_loss_r,
-                                                          "loss/value_cost": value_loss_c}
+            loss = value_loss_r + value_loss_c
+            if l2:
+                loss = loss + l2 * sum(jnp.sum(p**2) for p in jax.tree.leaves(params))
+            return coef * loss, {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
 
         batch = {"x": self.normalize(mb["obs"]), "target_r": mb["target_r"], "target_c": mb["target_c"]}
         rows = mb["obs"].shape[0]
@@ -321,6 +391,9 @@ class ConstrainedPPO(Learner):
     def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Location and scale of the pre-squash Gaussian at raw observations."""
         return self.actor(self.normalize(obs))
+
+    def env_action(self, u: jax.Array) -> jax.Array:
+        return jnp.clip(u, -1.0, 1.0) if self.config.action_squash == "clip" else jnp.tanh(u)
 
     def values(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values at raw observations (``obs``'s leading axes flattened and taken in chunks

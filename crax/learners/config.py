@@ -13,6 +13,9 @@ from typing import Literal, get_args
 
 from crax.core.params import check_fields, ranged
 
+CostSignal = Literal["rollout", "episodes"]
+"""What a learner's constraint signal measures (``cost_signal``)."""
+
 EvalPolicy = Literal["stochastic", "deterministic"]
 EVAL_POLICIES: tuple[EvalPolicy, ...] = get_args(EvalPolicy)
 """The policies every evaluation runs: sampled actions, and the mean action."""
@@ -66,6 +69,12 @@ class ConstraintConfig:
 
     safety_bound: float = ranged(25.0, ge=0)
     """Episodic cost budget d; the constraint signal is v = ĉ − d/T with ĉ the mean per-step cost."""
+    cost_signal: CostSignal = "rollout"
+    """What the constraint signal ĉ measures: the iteration rollout's mean per-step cost (``rollout``), or
+    the mean cost of the last ``cost_window`` finished episodes over the episode length (``episodes``,
+    OmniSafe's ``EpCost`` over its logger's window; the rollout's when none has finished yet)."""
+    cost_window: int = ranged(100, ge=1, integer=True)
+    """Finished episodes the ``episodes`` signal averages (OmniSafe's ``window_lens``)."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
     learner then keeps one cost-value output and one multiplier per term, each driven by its own

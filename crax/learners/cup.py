@@ -10,27 +10,50 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.base import IterationBatch, PPOConfig, adam, clipped_surrogate
-from crax.learners.multipliers import LagrangianFields, weighted_cost
+from crax.learners.base import IterationBatch, PPOConfig, clipped_surrogate
+from crax.learners.multipliers import LagrangianFields, LambdaOptimizer, weighted_cost
 from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.optimizers import actor_optimizer
 from crax.learners.ppo_lag import LagrangianMultiplier
 
 
 @dataclasses.dataclass(frozen=True)
 class CUPConfig(LagrangianFields, PPOConfig):
     """CUP hyperparameters: the shared PPO fields (its performance step is PPO's clipped surrogate on
-    Â_r), the multiplier's (:class:`LagrangianFields`) and the KL that ends either step's epochs."""
+    Â_r), the multiplier's (:class:`LagrangianFields`, with OmniSafe's CUP.yaml defaults: Adam at 0.035
+    from 0.001, capped at 2) and the KL that ends either step's epochs."""
 
+    lambda_lr: float = ranged(0.035, gt=0)
+    """Adam's learning rate for λ (CUP.yaml's ``lambda_lr``)."""
+    lambda_init: float = ranged(0.001, ge=0)
+    """Initial multiplier λ₀."""
+    lambda_optimizer: LambdaOptimizer = "adam"
+    """λ's rule: OmniSafe's Adam on −λ·(J_c − d) (``adam``) or projected ascent on v (``sgd``)."""
+    lambda_max: float | None = ranged(2.0, gt=0, optional=True)
+    """Upper clip λ_max (CUP.yaml's ``lagrangian_upper_bound``)."""
     target_kl: float = ranged(0.01, gt=0)
     """δ: a step's epochs stop after the first whose mean KL from the step's starting policy exceeds it."""
+
+
+def projection_loss(actor: nnx.Module, mb: dict[str, jax.Array], lam: jax.Array,
+                    coef: float) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """CUP's projection loss on a minibatch, mean(λ·coef·ρ·Â_c + KL(π_θ ‖ π_perf)) (OmniSafe's
+    ``CUP._loss_pi_cost``): ``mb`` holds the actor's inputs ``x``, ``u``, the rollout's ``logp``, ``adv_c``
+    and the performance step's policy ``perf_loc``/``perf_scale``; ``coef`` is (1 − γλ_GAE)/(1 − γ)."""
+    loc, scale = actor(mb["x"])
+    ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
+    kl = gaussian_kl(loc, scale, mb["perf_loc"], mb["perf_scale"])
+    loss = jnp.mean(coef * ratio * weighted_cost(lam, mb["adv_c"], ratio) + kl)
+    return loss, {"loss/cup_projection": loss}
 
 
 class CUP(LagrangianMultiplier):
     """Performance step: PPO epochs on the clipped surrogate of Â_r. Projection step: epochs on
     mean(λ (1 − γλ_GAE)/(1 − γ) ρ Â_c + KL(π_θ ‖ π_perf)), π_perf the policy after the first step.
     Both run on the actor with its own Adam and stop once the KL passes ``target_kl``; the critics
-    regress on their own (base value loss); λ ← max(0, λ + η_λ v) once per iteration (PPO-Lag's rule,
-    whose advantage hook CUP's update does not call)."""
+    regress on their own (base value loss); λ by the Lagrangian rule once per iteration (OmniSafe's CUP:
+    Adam on −λ·(J_c − d), clipped to [0, 2]; PPO-Lag's rule, whose advantage hook CUP's update does not
+    call)."""
 
     name: ClassVar[str] = "cup"
     Config: ClassVar[type[PPOConfig]] = CUPConfig
@@ -40,7 +63,7 @@ class CUP(LagrangianMultiplier):
     def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         super().__init__(config, observation_size, action_size, episode_length, rngs=rngs)
-        self.actor_optimizer = nnx.Optimizer(self.actor, adam(config), wrt=nnx.Param)
+        self.actor_optimizer = nnx.Optimizer(self.actor, actor_optimizer(config), wrt=nnx.Param)
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
         c = self.config
@@ -64,11 +87,7 @@ class CUP(LagrangianMultiplier):
                           "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon)}
 
         def projection(actor, mb):
-            loc, scale = actor(mb["x"])
-            ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
-            kl = gaussian_kl(loc, scale, mb["perf_loc"], mb["perf_scale"])
-            loss = jnp.mean(coef * ratio * weighted_cost(lam, mb["adv_c"], ratio) + kl)
-            return loss, {"loss/cup_projection": loss}
+            return projection_loss(actor, mb, lam, coef)
 
         perf = self.minibatch_epochs(self.actor_optimizer, samples, k_perf, performance, module=self.actor,
                                      stop=lambda a: kl_from(start)(a) > c.target_kl)

@@ -12,7 +12,8 @@ state (:class:`Multiplier` variables). This base holds the parts every family us
   family, are in :mod:`crax.learners.multipliers`);
 * environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`;
 * acting: :meth:`Learner.policy` gives the location and scale of the pre-squash Gaussian at raw
-  observations; the env receives ``tanh(loc + scale·ε)`` (sampled) or ``tanh(loc)`` (deterministic).
+  observations; the env receives :meth:`Learner.env_action` of ``loc + scale·ε`` (sampled) or of ``loc``
+  (deterministic): ``tanh``, or a clip for the PPO family's ``action_squash="clip"``.
   Evaluation, ``load_policy`` and videos act through it alone, for every family.
 
 Families: :class:`crax.learners.base.ConstrainedPPO` (PPO and trust-region learners) and
@@ -29,12 +30,17 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.env import Env
-from crax.learners.config import ConstraintConfig, RunConfig
+from crax.learners.config import RunConfig
 from crax.learners.networks import Normalizer
 
 
 class Multiplier(nnx.Variable):
     """Constraint-controller state (λ, κ, ν, PID terms): logged and checkpointed, never trained."""
+
+
+class ControllerState(Multiplier):
+    """Constraint-controller internals that are not of the cost signal's shape (an optimizer's step
+    count, a PID's delayed history): checkpointed with the multipliers, never trained, not logged."""
 
 
 class Learner(nnx.Module):
@@ -71,7 +77,7 @@ class Learner(nnx.Module):
                 names.add(cls.name)
         return sorted(names)
 
-    def setup_constraint(self, config: ConstraintConfig, observation_size: int, episode_length: int) -> None:
+    def setup_constraint(self, config: Any, observation_size: int, episode_length: int) -> None:
         """Stores the config and the episode length, the budgeted terms and the cost shape, and the
         observation normalizer."""
         self.config = config
@@ -81,7 +87,10 @@ class Learner(nnx.Module):
         """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
         self.cost_shape = (len(bounds),) if bounds else ()
         """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
-        self.normalizer = Normalizer(observation_size)
+        self.normalizer = Normalizer(observation_size, clip=config.observation_clip)
+        if config.cost_signal == "episodes":
+            self.episode_costs = ControllerState(jnp.zeros((config.cost_window, *self.cost_shape), jnp.float32))
+            self.episodes_seen = ControllerState(jnp.zeros((), jnp.int32))
 
     # ---- hooks --------------------------------------------------------------------------------
 
@@ -105,11 +114,17 @@ class Learner(nnx.Module):
         """Location and scale of the pre-squash Gaussian at raw observations (the family defines it)."""
         raise NotImplementedError(f"{type(self).__qualname__} defines no policy")
 
+    def env_action(self, u: jax.Array) -> jax.Array:
+        """The env's action in [−1, 1] for the pre-squash action ``u``: ``tanh(u)`` (a family may clip
+        instead). Training, evaluation, ``load_policy`` and videos act through it alone."""
+        return jnp.tanh(u)
+
     # ---- shared pieces ------------------------------------------------------------------------
 
     def multipliers(self) -> dict[str, jax.Array]:
         """Current multiplier values by attribute name (for logging)."""
-        return {k: v[...] for k, v in vars(self).items() if isinstance(v, Multiplier)}
+        return {k: v[...] for k, v in vars(self).items()
+                if isinstance(v, Multiplier) and not isinstance(v, ControllerState)}
 
     def penalty(self, variable: Multiplier) -> jax.Array:
         """A multiplier's value as a constant of the loss."""
@@ -118,11 +133,41 @@ class Learner(nnx.Module):
     def normalize(self, obs: jax.Array) -> jax.Array:
         return self.normalizer(obs) if self.config.normalize_observations else obs
 
+    def bound(self) -> jax.Array:
+        """The episodic budget d (per budgeted term: shape :attr:`cost_shape`)."""
+        bounds = self.config.budget_bounds
+        return jnp.asarray(list(bounds.values()) if bounds else self.config.safety_bound, jnp.float32)
+
     def violation(self, mean_step_cost: jax.Array) -> jax.Array:
         """Per-step constraint violation v = ĉ − d/T (per budgeted term: shape :attr:`cost_shape`)."""
-        bounds = self.config.budget_bounds
-        bound = jnp.asarray(list(bounds.values()), jnp.float32) if bounds else self.config.safety_bound
-        return mean_step_cost - bound / self.episode_length
+        return mean_step_cost - self.bound() / self.episode_length
+
+    def rollout_violation(self, cost: jax.Array, episode_cost: jax.Array, done: jax.Array) -> jax.Array:
+        """The iteration's v = ĉ − d/T from its rollout: ``cost`` the per-step cost signal ``(T, N, *cost_shape)``,
+        ``episode_cost`` the finished episodes' costs where ``done`` ``(T, N)`` flags an episode's end.
+
+        With ``cost_signal="rollout"`` ĉ is the rollout's mean step cost. With ``"episodes"`` the finished
+        episodes enter a window of the last ``cost_window`` (in place, the latest kept when more end at
+        once) and ĉ is the window's mean episode cost / T, OmniSafe's ``EpCost`` signal; the rollout's
+        while no episode has finished."""
+        mean_step_cost = cost.mean(axis=(0, 1))
+        if self.config.cost_signal != "episodes":
+            return self.violation(mean_step_cost)
+        window = self.config.cost_window
+        ended = done.reshape(-1) > 0
+        costs = episode_cost.reshape((-1, *self.cost_shape))
+        from_end = jnp.cumsum(ended[::-1])[::-1]  # episodes ending at or after each row
+        keep = ended & (from_end <= window)
+        seen = self.episodes_seen[...]
+        slot = jnp.where(keep, (seen + jnp.cumsum(keep) - 1) % window, window)  # window: dropped
+        self.episode_costs[...] = self.episode_costs[...].at[slot].set(costs, mode="drop")
+        seen = seen + keep.sum()
+        self.episodes_seen[...] = seen
+        filled = jnp.minimum(seen, window)
+        mask = (jnp.arange(window) < filled).reshape((window,) + (1,) * len(self.cost_shape))
+        mean_episode = jnp.sum(self.episode_costs[...] * mask, axis=0) / jnp.maximum(filled, 1)
+        return jnp.where(filled > 0, self.violation(mean_episode / self.episode_length),
+                         self.violation(mean_step_cost))
 
     def multiplier_init(self, value: float) -> Multiplier:
         """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""

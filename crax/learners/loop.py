@@ -60,7 +60,7 @@ class Transition:
     """One rollout step of every env: what the learner saw, did and got."""
 
     obs: jax.Array
-    u: jax.Array  # the pre-squash action; the env received tanh(u)
+    u: jax.Array  # the pre-squash action; the env received the learner's env_action(u)
     logp: jax.Array
     loc: jax.Array
     scale: jax.Array
@@ -162,6 +162,13 @@ class BaseTrainer:
             raise ValueError(f"budgets name cost terms this env does not have: {unknown}; its terms: "
                              f"{', '.join(sorted(terms))}")
 
+    def violation(self, learner: Learner, tr: Transition) -> jax.Array:
+        """The iteration's constraint violation v from one seed's rollout (:meth:`Learner.rollout_violation`:
+        the rollout's mean step cost, or the window of finished episodes' costs)."""
+        terms = self.cost_terms
+        episode_cost = jnp.stack([tr.episode[t] for t in terms], axis=-1) if terms else tr.episode["cost"]
+        return learner.rollout_violation(tr.cost, episode_cost, tr.episode["done"])
+
     def cost_signal(self, s: State) -> jax.Array:
         """The cost the learner constrains: the summed cost, or the budgeted terms stacked (..., K)."""
         if not self.cost_terms:
@@ -231,7 +238,7 @@ class BaseTrainer:
 
     def _explore(self, learner: Learner, obs: jax.Array, key: jax.Array,
                  env_steps: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """The pre-squash action a training env receives (as ``tanh``), with the policy's location and
+        """The pre-squash action a training env receives (as the learner's ``env_action``), with the policy's location and
         scale. Default: a sample of the learner's policy."""
         loc, scale = learner.policy(obs)
         return loc + scale * jax.random.normal(key, loc.shape), loc, scale
@@ -248,14 +255,16 @@ class BaseTrainer:
         unflat = lambda x: x.reshape((s_, n_, *x.shape[1:]))  # noqa: E731
 
         def act(model, obs, k, steps):
-            return self._explore(nnx.merge(self.graphdef, model)[0], obs, k, steps)
+            learner = nnx.merge(self.graphdef, model)[0]
+            u, loc, scale = self._explore(learner, obs, k, steps)
+            return u, loc, scale, learner.env_action(u)
 
         def reward(model, r, c):
             return nnx.merge(self.graphdef, model)[0].training_reward(r, c)
 
         def step(s: State, ks: jax.Array):
-            u, loc, scale = jax.vmap(act)(models, s.obs, ks, env_steps)
-            ns = physics.map_per_env(unflat, self.flat_env.step(physics.map_per_env(flat, s), flat(jnp.tanh(u))))
+            u, loc, scale, action = jax.vmap(act)(models, s.obs, ks, env_steps)
+            ns = physics.map_per_env(unflat, self.flat_env.step(physics.map_per_env(flat, s), flat(action)))
             tr = Transition(
                 obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
                 reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
@@ -303,7 +312,7 @@ class BaseTrainer:
             s, ret, cost, length, finished = carry
             loc, scale = learner.policy(s.obs)
             u = jnp.where(deterministic, loc, loc + scale * jax.random.normal(k, loc.shape))
-            s = env.step(s, jnp.tanh(u))
+            s = env.step(s, learner.env_action(u))
             first = (s.metrics["episode/done"] > 0) & ~finished
             ret = jnp.where(first, s.metrics["episode/return"], ret)
             cost = jnp.where(first, s.metrics["episode/cost"], cost)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
@@ -32,10 +34,26 @@ def _swish_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[j
     return y, t * (s + y * (1.0 - s))
 
 
-class MLP(nnx.Module):
-    """Fully connected network with swish activations between layers (none after the last)."""
+Activation = Literal["swish", "tanh", "relu"]
+"""The hidden layers' activations a learner's networks take (``activation``): crax's swish, or the tanh
+and ReLU of OmniSafe's and Safety-Gymnasium's baselines."""
 
-    def __init__(self, din: int, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, final_scale: float = 1.0):
+ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {"swish": swish, "tanh": jnp.tanh, "relu": jax.nn.relu}
+
+ActorStd = Literal["state", "parameter"]
+"""How a Gaussian actor's scale is made (``actor_std``): from the observation by the network (``state``,
+softplus of a second head), or one learned log-std per action dimension (``parameter``, OmniSafe's
+``gaussian_learning`` actor and Spinning Up's)."""
+
+
+class MLP(nnx.Module):
+    """Fully connected network with ``activation`` between layers (none after the last)."""
+
+    def __init__(self, din: int, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, final_scale: float = 1.0,
+                 activation: Activation = "swish"):
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; the choices are {', '.join(ACTIVATIONS)}")
+        self.activation = activation
         sizes = (din, *hidden, dout)
         layers = [nnx.Linear(a, b, rngs=rngs) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
         if final_scale != 1.0:
@@ -44,8 +62,9 @@ class MLP(nnx.Module):
         self.layers = nnx.List(layers)
 
     def __call__(self, x: jax.Array) -> jax.Array:
+        act = ACTIVATIONS[self.activation]
         for layer in self.layers[:-1]:
-            x = swish(layer(x))
+            x = act(layer(x))
         return self.layers[-1](x)
 
 
@@ -83,16 +102,28 @@ class Normalizer(nnx.Module):
 class TanhGaussianActor(nnx.Module):
     """Gaussian over pre-squash actions ``u``; the env receives ``tanh(u)`` in ``[-1, 1]``.
 
-    The MLP outputs a location and a raw scale per action dim; ``scale = softplus(raw) + min_std``.
-    Log-probabilities and KLs are those of ``u``: the tanh Jacobian is the same for the old and the new
-    policy at a stored ``u``, so it cancels in every probability ratio and KL.
+    With ``std="state"`` the MLP outputs a location and a raw scale per action dim, ``scale =
+    softplus(raw) + min_std``; with ``std="parameter"`` it outputs the location alone and the scale is
+    ``exp(log_std)``, one learned parameter per action dim (starting at 1). Log-probabilities and KLs are
+    those of ``u``: the tanh Jacobian is the same for the old and the new policy at a stored ``u``, so it
+    cancels in every probability ratio and KL.
     """
 
-    def __init__(self, obs_size: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs, min_std: float = 1e-3):
-        self.net = MLP(obs_size, hidden, 2 * action_size, rngs=rngs, final_scale=0.01)
+    def __init__(self, obs_size: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs, min_std: float = 1e-3,
+                 activation: Activation = "swish", std: ActorStd = "state"):
+        if std not in ("state", "parameter"):
+            raise ValueError(f"unknown actor_std {std!r}; the choices are state, parameter")
+        self.std = std
+        outputs = 2 * action_size if std == "state" else action_size
+        self.net = MLP(obs_size, hidden, outputs, rngs=rngs, final_scale=0.01, activation=activation)
+        if std == "parameter":
+            self.log_std = nnx.Param(jnp.zeros((action_size,), jnp.float32))
         self.min_std = min_std
 
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        if self.std == "parameter":
+            loc = self.net(obs)
+            return loc, jnp.broadcast_to(jnp.exp(self.log_std[...]), loc.shape)
         loc, raw = jnp.split(self.net(obs), 2, axis=-1)
         # softplus(raw + 0.5413) == 1 at raw == 0: the initial policy has unit std.
         return loc, jax.nn.softplus(raw + 0.5413) + self.min_std
@@ -114,3 +145,9 @@ def gaussian_kl(loc_p: jax.Array, scale_p: jax.Array, loc_q: jax.Array, scale_q:
     var_ratio = (scale_p / scale_q) ** 2
     t = ((loc_p - loc_q) / scale_q) ** 2
     return jnp.sum(0.5 * (var_ratio + t - 1.0 - jnp.log(var_ratio)), axis=-1)
+
+
+def gaussian_kl_per_dim(loc_p: jax.Array, scale_p: jax.Array, loc_q: jax.Array, scale_q: jax.Array) -> jax.Array:
+    """KL(p ‖ q) of diagonal Gaussians averaged over the last axis: the measure OmniSafe's trust regions
+    bound (``kl_divergence(Normal, Normal).mean()``), so a δ means the same number in both."""
+    return gaussian_kl(loc_p, scale_p, loc_q, scale_q) / loc_p.shape[-1]

@@ -1,15 +1,17 @@
-"""`OffPolicyLearner`: the base of the off-policy family (SAC and TD3 learners, with the shared
+"""`OffPolicyLearner`: the base of the off-policy family (SAC, DDPG and TD3 learners, with the shared
 multiplier rules), and its config.
 
-A learner holds the actor, twin reward Q-networks and a cost Q-network (one output per budgeted
-term), their target copies, the observation normalizer and the multiplier state. Its trainer
+A learner holds the actor, one or two reward Q-networks (DDPG one, SAC and TD3 twins) and a cost
+Q-network (one output per budgeted term), their target copies, the observation normalizer and the multiplier state. Its trainer
 (:class:`crax.learners.off_policy_trainer.OffPolicyTrainer`) steps hundreds of envs per seed, writes
 their transitions into a replay buffer in device memory and takes ``updates_per_iteration``
 gradient steps on batches drawn from it, all inside one jitted call. Algorithms override hooks:
 
 * :meth:`OffPolicyLearner.target_action` (SAC: a sample of the policy and its log-probability;
-  TD3: the target actor's action with clipped smoothing noise) and :meth:`OffPolicyLearner.entropy_bonus`;
-* :meth:`OffPolicyLearner.actor_loss` (SAC: α log π − objective; TD3: − objective), where
+  DDPG: the actor's action; TD3: the target actor's action with clipped smoothing noise),
+  :meth:`OffPolicyLearner.entropy_bonus` and :meth:`OffPolicyLearner.deterministic_action` (where
+  the cost target bootstraps, OmniSafe's choice for all three);
+* :meth:`OffPolicyLearner.actor_loss` (SAC: −objective(min Q_r − α log π, Q_c); DDPG, TD3: −objective), where
   :meth:`OffPolicyLearner.objective` mixes the reward and cost Q-values (the shared multiplier
   rules' :meth:`~crax.learners.multipliers.LagrangianRule.lagrangian_mix`);
 * :meth:`OffPolicyLearner.actor_due` (TD3's delayed actor), :meth:`OffPolicyLearner.extra_update`
@@ -18,7 +20,8 @@ gradient steps on batches drawn from it, all inside one jitted call. Algorithms 
 The constraint signal is the PPO family's: v = ĉ − d/T with ĉ the mean per-step cost of the
 iteration's rollout, one multiplier step per iteration. The cost critic estimates the discounted
 cost, bootstrapping from its target clipped at 0 (costs are never negative); the actor trades it
-against the reward through the multiplier.
+against the reward through the multiplier. ``tests/learners/test_omnisafe_off_policy.py`` checks the
+targets, losses and gradients against OmniSafe 0.5's own code.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from crax.core.params import ranged
 from crax.learners.config import ConstraintConfig, RunConfig
 from crax.learners.learner import Learner
 from crax.learners.multipliers import LagrangianFields, PIDFields
-from crax.learners.networks import MLP
+from crax.learners.networks import MLP, Activation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,10 +70,14 @@ class OffPolicyConfig(ConstraintConfig, RunConfig):
     """Global gradient-norm clip of each network's update (> 0); None disables clipping."""
     normalize_observations: bool = True
     """Standardize observations with running mean/variance statistics."""
+    observation_clip: float = ranged(10.0, gt=0)
+    """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
     actor_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
-    """Hidden layer sizes of the actor (swish)."""
+    """Hidden layer sizes of the actor."""
     critic_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
-    """Hidden layer sizes of each Q-network (swish)."""
+    """Hidden layer sizes of each Q-network."""
+    activation: Activation = "swish"
+    """The hidden layers' activation in the actor and the Q-networks (OmniSafe's off-policy baselines: relu)."""
     num_envs: int = ranged(256, ge=1, integer=True)
     """Parallel environments per seed."""
     unroll_length: int = ranged(4, ge=1, integer=True)
@@ -123,32 +130,56 @@ class OffPolicyLagrangianFields(LagrangianFields):
 
 @dataclasses.dataclass(frozen=True)
 class OffPolicyPIDFields(PIDFields):
-    """The PID rule's fields with the off-policy family's gains (the PPO family's / 100: its
-    iterations are far shorter)."""
+    """The PID rule's fields with OmniSafe's SACPID/TD3PID gains in crax's units (decision 79).
 
-    kp: float = ranged(0.1, ge=0)
-    """Proportional gain K_p."""
+    OmniSafe steps its PID once per env step (``update_cycle`` 1) on the episode cost; crax once per
+    iteration of ``num_envs × unroll_length`` env steps (1,024 at the defaults) on T·ĉ. The integral
+    adds K_i·e per step of the rule, so K_i is OmniSafe's 1e-7 × 1,024; K_p and K_d weigh an EMA and a
+    difference, not a sum, and keep OmniSafe's values."""
+
+    kp: float = ranged(1e-6, ge=0)
+    """Proportional gain K_p (OmniSafe's SACPID/TD3PID ``pid_kp``)."""
     ki: float = ranged(1e-4, ge=0)
-    """Integral gain K_i."""
-    kd: float = ranged(1e-4, ge=0)
-    """Derivative gain K_d."""
+    """Integral gain K_i: OmniSafe's ``pid_ki`` 1e-7 per env step × 1,024 env steps per iteration
+    (scale it with ``num_envs × unroll_length`` when changing those)."""
+    kd: float = ranged(1e-7, ge=0)
+    """Derivative gain K_d (OmniSafe's ``pid_kd``)."""
 
 
 class Critics(nnx.Module):
-    """Twin reward Q-networks and one cost Q-network (one output per budgeted term), on the
-    normalized observation and the action."""
+    """One or two reward Q-networks (``reward_critics``: DDPG one, SAC and TD3 twins) and one cost
+    Q-network (one output per budgeted term), on the normalized observation and the action."""
 
     def __init__(self, observation_size: int, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
-                 rngs: nnx.Rngs):
+                 rngs: nnx.Rngs, reward_critics: int = 2, activation: Activation = "swish"):
+        if reward_critics not in (1, 2):
+            raise ValueError(f"reward_critics must be 1 or 2, not {reward_critics}")
         din = observation_size + action_size
-        self.reward_q1 = MLP(din, hidden, 1, rngs=rngs)
-        self.reward_q2 = MLP(din, hidden, 1, rngs=rngs)
-        self.cost_q = MLP(din, hidden, cost_outputs, rngs=rngs)
+        self.reward_q1 = MLP(din, hidden, 1, rngs=rngs, activation=activation)
+        if reward_critics == 2:
+            self.reward_q2 = MLP(din, hidden, 1, rngs=rngs, activation=activation)
+        self.cost_q = MLP(din, hidden, cost_outputs, rngs=rngs, activation=activation)
+        self.reward_critics = reward_critics
+
+    def reward(self, x: jax.Array, action: jax.Array) -> jax.Array:
+        """The reward Q-values stacked ``(reward_critics, B)``."""
+        xa = jnp.concatenate([x, action], axis=-1)
+        nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
+        return jnp.stack([net(xa)[..., 0] for net in nets])
+
+    def cost(self, x: jax.Array, action: jax.Array) -> jax.Array:
+        """The cost Q-values ``(B, outputs)``."""
+        return self.cost_q(jnp.concatenate([x, action], axis=-1))
 
     def __call__(self, x: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """``(q_r, q_c)``: the twins stacked ``(2, B)`` and the cost values ``(B, outputs)``."""
-        xa = jnp.concatenate([x, action], axis=-1)
-        return jnp.stack([self.reward_q1(xa)[..., 0], self.reward_q2(xa)[..., 0]]), self.cost_q(xa)
+        """``(q_r, q_c)``: the reward values ``(reward_critics, B)`` and the cost values ``(B, outputs)``."""
+        return self.reward(x, action), self.cost(x, action)
+
+
+def standard_normal(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """Standard Gaussian noise: where the family's sampled actions and smoothing noise come from (the
+    OmniSafe comparisons substitute OmniSafe's recorded draws here)."""
+    return jax.random.normal(key, shape)
 
 
 def soft_update(target: nnx.Module, online: nnx.Module, tau: float | jax.Array) -> None:
@@ -173,8 +204,8 @@ def optimizer(learning_rate: float, max_grad_norm: float | None) -> optax.Gradie
 class OffPolicyLearner(Learner):
     """Actor, twin reward critics, cost critic, their targets, normalizer and multipliers, plus hooks.
 
-    Subclasses (:class:`crax.learners.sac.SAC`, :class:`crax.learners.td3.TD3`) build the actor
-    (:meth:`build_actor`) and override the algorithm hooks; constrained learners add a multiplier
+    Subclasses (:class:`crax.learners.sac.SAC`, :class:`crax.learners.ddpg.DDPG`,
+    :class:`crax.learners.td3.TD3`) build the actor (:meth:`build_actor`) and override the algorithm hooks; constrained learners add a multiplier
     rule first among their bases (``class SACLag(LagrangianRule, SAC)``).
     """
 
@@ -183,6 +214,8 @@ class OffPolicyLearner(Learner):
     config: OffPolicyConfig
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics")
     """The parts with an optimizer of their own (attribute names)."""
+    reward_critics: ClassVar[int] = 2
+    """How many reward Q-networks (1: DDPG; 2: twins whose minimum the targets take)."""
     actor: nnx.Module
     critics: Critics
     target_critics: Critics
@@ -194,7 +227,8 @@ class OffPolicyLearner(Learner):
         self.build_actor(observation_size, action_size, rngs)
         hidden = tuple(config.critic_hidden)
         cost_outputs = max(1, len(self.cost_terms))
-        self.critics = Critics(observation_size, action_size, hidden, cost_outputs, rngs=rngs)
+        self.critics = Critics(observation_size, action_size, hidden, cost_outputs, rngs=rngs,
+                               reward_critics=self.reward_critics, activation=config.activation)
         self.target_critics = nnx.clone(self.critics)
         self.init_multipliers()
 
@@ -222,6 +256,10 @@ class OffPolicyLearner(Learner):
         (zeros where the algorithm has none)."""
         raise NotImplementedError
 
+    def deterministic_action(self, x: jax.Array) -> jax.Array:
+        """The online actor's deterministic action at normalized observations (tanh of its mean)."""
+        raise NotImplementedError
+
     def entropy_bonus(self, logp: jax.Array) -> jax.Array:
         """What the reward target adds to min Q at the target action (SAC: −α log π). Default: 0."""
         return jnp.zeros_like(logp)
@@ -244,11 +282,14 @@ class OffPolicyLearner(Learner):
 
     def targets(self, batch: dict[str, jax.Array], key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """The critics' regression targets ``y_r = s·r + d·(min Q'_r(s', a') + bonus)`` and
-        ``y_c = c + d·max(Q'_c(s', a'), 0)``, d the stored discount (γ^k, 0 after a termination)."""
+        ``y_c = c + d·max(Q'_c(s', μ(s')), 0)``, d the stored discount (γ^k, 0 after a termination),
+        a' the :meth:`target_action` and μ(s') the online actor's :meth:`deterministic_action`."""
         x_next = self.normalize(batch["next_obs"])
         a_next, logp = self.target_action(x_next, key)
-        q_r, q_c = self.target_critics(x_next, a_next)
-        v_r = jnp.min(q_r, axis=0) + self.entropy_bonus(logp)
+        v_r = jnp.min(self.target_critics.reward(x_next, a_next), axis=0) + self.entropy_bonus(logp)
+        # OmniSafe's DDPG, TD3 and SAC share one cost update: the target critic at the online actor's
+        # deterministic action, with neither smoothing noise nor a sample (decision 79)
+        q_c = self.target_critics.cost(x_next, self.deterministic_action(x_next))
         disc = batch["discount"]
         y_r = self.config.reward_scaling * batch["reward"] + disc * v_r
         # Costs are never negative, nor is their discounted sum: a negative Q'_c is an error the actor

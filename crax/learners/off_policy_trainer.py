@@ -123,7 +123,7 @@ class OffPolicyTrainer(BaseTrainer):
         learner, optimizers = nnx.merge(self.graphdef, model)
         if c.normalize_observations:
             learner.normalizer.update(tr.obs)
-        violation = learner.violation(tr.cost.mean(axis=(0, 1)))
+        violation = self.violation(learner, tr)
         learner.multiplier_update(violation)
         replay = replay.insert(n_step_transitions(tr, c.n_step, c.discounting))
         graphdef, before = nnx.split((learner, optimizers))

@@ -1,4 +1,5 @@
-"""P3O: penalized PPO with an exact ReLU penalty on the cost surrogate and a multiplicative κ schedule."""
+"""P3O (Zhang et al. 2022) in OmniSafe's form: PPO's clipped reward surrogate plus an exact ReLU penalty
+κ · max(0, L_c + J_c − d) on the cost surrogate, with the episode's excess over the bound."""
 
 from __future__ import annotations
 
@@ -7,34 +8,36 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.base import ConstrainedPPO, PolicyBatch, PPOConfig, clipped_surrogate
+from crax.learners.base import ConstrainedPPO, IterationBatch, PolicyBatch, PPOConfig, clipped_surrogate
 
 
 @dataclasses.dataclass(frozen=True)
 class P3OConfig(PPOConfig):
-    """P3O hyperparameters: the shared PPO fields plus the κ schedule."""
+    """P3O hyperparameters: the shared PPO fields plus κ (OmniSafe's P3O.yaml: a fixed κ = 20) and an
+    optional multiplicative schedule for it."""
 
-    kappa_init: float = ranged(0.01, gt=0)
-    """Initial and minimum penalty weight κ₀."""
-    kappa_factor: float = ranged(1.1, ge=1)
-    """κ is multiplied by this factor when v > 0 and divided by it otherwise."""
-    kappa_max: float = ranged(50.0, ge="kappa_init")
+    kappa_init: float = ranged(20.0, gt=0)
+    """Initial and minimum penalty weight κ₀ (OmniSafe's ``kappa``)."""
+    kappa_factor: float = ranged(1.0, ge=1)
+    """κ is multiplied by this factor when v > 0 and divided by it otherwise (1: κ stays κ₀, OmniSafe's rule)."""
+    kappa_max: float = ranged(20.0, ge="kappa_init")
     """Upper bound κ_max of the penalty weight."""
 
 
-def cost_surrogate(ratio: jax.Array, adv_c: jax.Array, clip_epsilon: float) -> jax.Array:
-    """Pessimistic clipped surrogate of the cost advantage (the larger of the two), mean over the batch;
-    one per term when ``adv_c`` has a trailing term axis (per-term budgets)."""
-    clipped = jnp.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
+def cost_surrogate(ratio: jax.Array, adv_c: jax.Array) -> jax.Array:
+    """The cost surrogate mean(ρ Â_c) over the batch (unclipped, as OmniSafe's ``_loss_pi_cost``); one per
+    term when ``adv_c`` has a trailing term axis (per-term budgets)."""
     if adv_c.ndim > ratio.ndim:
-        return jnp.mean(jnp.maximum(ratio[..., None] * adv_c, clipped[..., None] * adv_c), axis=0)
-    return jnp.mean(jnp.maximum(ratio * adv_c, clipped * adv_c))
+        return jnp.mean(ratio[..., None] * adv_c, axis=0)
+    return jnp.mean(ratio * adv_c)
 
 
 class P3O(ConstrainedPPO):
-    """Minimizes −L_r + κ · max(0, L_c + v) with L the clipped surrogates; κ grows ×1.1 while v > 0."""
+    """Minimizes −L_r + Σ_k κ_k · max(0, mean(ρ Â_c,k) + J_c,k − d_k), L_r the clipped reward surrogate,
+    Â_c in cost per step (centred) and J_c − d = T·v the episode's excess (OmniSafe's ``P3O``)."""
 
     name: ClassVar[str] = "p3o"
     Config: ClassVar[type[PPOConfig]] = P3OConfig
@@ -50,8 +53,14 @@ class P3O(ConstrainedPPO):
         self.kappa[...] = jnp.where(violation > 0, jnp.minimum(k * c.kappa_factor, c.kappa_max),
                                     jnp.maximum(k / c.kappa_factor, c.kappa_init))
 
+    def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
+        # The penalty adds the surrogate to the episode's excess: the cost advantages go back to cost
+        # per step (they were divided by cost_scale only with cost_advantage="standardize").
+        samples = {**batch.samples, "adv_c": batch.samples["adv_c"] * batch.cost_scale}
+        return super().policy_update(optimizer, IterationBatch(samples, batch.violation, batch.cost_scale), key)
+
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        eps = self.config.clip_epsilon
-        reward_surr = clipped_surrogate(batch.ratio, batch.adv_r, eps)
-        penalty = jnp.maximum(0.0, cost_surrogate(batch.ratio, batch.adv_c, eps) + batch.violation)
+        reward_surr = clipped_surrogate(batch.ratio, batch.adv_r, self.config.clip_epsilon)
+        excess = self.episode_length * batch.violation
+        penalty = jnp.maximum(0.0, cost_surrogate(batch.ratio, batch.adv_c) + excess)
         return -reward_surr + jnp.sum(self.penalty(self.kappa) * penalty), {"loss/p3o_penalty": jnp.sum(penalty)}

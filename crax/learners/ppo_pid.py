@@ -1,4 +1,5 @@
-"""PPO-PID: Lagrangian PPO whose multiplier is an incremental PID controller on the violation."""
+"""PPO-PID (OmniSafe's CPPO-PID): Lagrangian PPO whose multiplier is the positional PID Lagrangian of
+Stooke, Achiam & Abbeel (2020) on the episode cost."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ class PPOPIDConfig(PIDFields, PPOConfig):
 
 
 class PPOPID(PIDRule, ConstrainedPPO):
-    """As PPO-Lag, with λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) (SPEC §5)."""
+    """As PPO-Lag, with λ = max(0, K_p P + I + K_d max(0, D − D_{n−delay})) from the episode cost
+    (:func:`~crax.learners.multipliers.pid_step`, OmniSafe's ``PIDLagrangian``)."""
 
     name: ClassVar[str] = "ppo-pid"
     Config: ClassVar[type[PPOConfig]] = PPOPIDConfig

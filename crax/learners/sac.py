@@ -12,7 +12,7 @@ from flax import nnx
 
 from crax.core.params import ranged
 from crax.learners.networks import TanhGaussianActor, gaussian_log_prob
-from crax.learners.off_policy import OffPolicyConfig, OffPolicyLearner, value_and_grad
+from crax.learners.off_policy import OffPolicyConfig, OffPolicyLearner, standard_normal, value_and_grad
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,14 +35,22 @@ class Temperature(nnx.Module):
         return jnp.exp(self.log_alpha[...])
 
 
+def tanh_log_det(u: jax.Array) -> jax.Array:
+    """Σ log(1 − tanh(u)²) over the last axis, as 2·(log 2 − u − softplus(−2u)): exact where 1 − tanh(u)²
+    rounds to 0 in float32 (OmniSafe's ``GaussianSACActor.log_prob``)."""
+    return jnp.sum(2.0 * (jnp.log(2.0) - u - jax.nn.softplus(-2.0 * u)), axis=-1)
+
+
+def squash(loc: jax.Array, scale: jax.Array, noise: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The action ``tanh(u)``, u = loc + scale·noise, and its log-density with the tanh correction."""
+    u = loc + scale * noise
+    return jnp.tanh(u), gaussian_log_prob(u, loc, scale) - tanh_log_det(u)
+
+
 def squashed_sample(actor: Callable[[jax.Array], tuple[jax.Array, jax.Array]], x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """A reparameterized action ``tanh(u)``, u ~ N(loc, scale), and its log-density with the tanh
-    correction ``− Σ log(1 − tanh(u)² + 1e-6)``."""
+    """A reparameterized action ``tanh(u)``, u ~ N(loc, scale), and its log-density (:func:`squash`)."""
     loc, scale = actor(x)
-    u = loc + scale * jax.random.normal(key, loc.shape)
-    action = jnp.tanh(u)
-    logp = gaussian_log_prob(u, loc, scale) - jnp.sum(jnp.log(1.0 - action**2 + 1e-6), axis=-1)
-    return action, logp
+    return squash(loc, scale, standard_normal(key, loc.shape))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,9 +60,10 @@ class SACConfig(SACFields, OffPolicyConfig):
 
 class SAC(OffPolicyLearner):
     """Soft actor-critic (Haarnoja et al. 2018, automatic temperature): the actor minimizes
-    α log π(a|s) − objective(min Q_r, Q_c) at a ~ π(s); the reward target adds −α log π(a'|s');
-    α follows ∇ −log α · (log π + target entropy). Unconstrained; ``sac-lag`` and ``sac-pid`` add the
-    multiplier rules."""
+    −objective(min Q_r − α log π(a|s), Q_c) at a ~ π(s) (with a multiplier: (α log π − min Q_r + λ Q_c)/(1 + λ),
+    OmniSafe's SACLag); the reward target adds −α log π(a'|s'), the cost target bootstraps at tanh of the
+    actor's mean; α follows ∇ −log α · (log π + target entropy). Unconstrained; ``sac-lag`` and ``sac-pid``
+    add the multiplier rules."""
 
     name: ClassVar[str] = "sac"
     Config: ClassVar[type[OffPolicyConfig]] = SACConfig
@@ -64,7 +73,8 @@ class SAC(OffPolicyLearner):
     def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
         c = self.config
         assert isinstance(c, OffPolicyConfig)
-        self.actor = TanhGaussianActor(observation_size, action_size, tuple(c.actor_hidden), rngs=rngs)
+        self.actor = TanhGaussianActor(observation_size, action_size, tuple(c.actor_hidden), rngs=rngs,
+                                       activation=c.activation)
         self.temperature = Temperature(self.config.init_alpha)
 
     @property
@@ -81,14 +91,18 @@ class SAC(OffPolicyLearner):
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         return squashed_sample(self.actor, x, key)
 
+    def deterministic_action(self, x: jax.Array) -> jax.Array:
+        return jnp.tanh(self.actor(x)[0])
+
     def entropy_bonus(self, logp: jax.Array) -> jax.Array:
         return -self.alpha() * logp
 
     def actor_loss(self, actor, x, key):
         action, logp = squashed_sample(actor, x, key)
         q_r, q_c = self.critics(x, action)
-        objective = self.objective(jnp.min(q_r, axis=0), q_c if self.cost_terms else q_c[..., 0])
-        loss = jnp.mean(self.alpha() * logp - objective)
+        # the entropy term is on the reward's side of the mix, so a multiplier divides it by 1 + λ too
+        soft_q = jnp.min(q_r, axis=0) - self.alpha() * logp
+        loss = -jnp.mean(self.objective(soft_q, q_c if self.cost_terms else q_c[..., 0]))
         return loss, {"loss/actor": loss, "policy/entropy": -logp.mean()}
 
     def extra_update(self, optimizers, x, key):

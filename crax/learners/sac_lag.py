@@ -1,4 +1,4 @@
-"""SACLag: SAC whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared Lagrangian rule."""
+"""SACLag: SAC whose actor maximizes (min Q_r − α log π − λ Q_c)/(1 + λ), λ by the shared Lagrangian rule."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class SACLagConfig(OffPolicyLagrangianFields, SACFields, OffPolicyConfig):
 
 
 class SACLag(LagrangianRule, SAC):
-    """SAC with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
+    """SAC with the objective (min Q_r − α log π − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k;
+    OmniSafe's SACLag and SACPID divide the entropy term by 1 + λ too);
     λ ← max(0, λ + η_λ v) once per iteration (the rule ppo-lag uses)."""
 
     name: ClassVar[str] = "sac-lag"

@@ -1,4 +1,4 @@
-"""SACPID: SAC whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared PID rule."""
+"""SACPID: SAC whose actor maximizes (min Q_r − α log π − λ Q_c)/(1 + λ), λ by the shared PID rule."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ class SACPIDConfig(OffPolicyPIDFields, SACFields, OffPolicyConfig):
 
 
 class SACPID(PIDRule, SAC):
-    """SAC with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
-    λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) once per iteration (the rule ppo-pid uses)."""
+    """SAC with the objective (min Q_r − α log π − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k;
+    OmniSafe's SACLag and SACPID divide the entropy term by 1 + λ too);
+    λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
+    (the rule ppo-pid uses; the off-policy gains of decision 79)."""
 
     name: ClassVar[str] = "sac-pid"
     Config: ClassVar[type[OffPolicyConfig]] = SACPIDConfig

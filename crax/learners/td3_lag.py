@@ -1,4 +1,4 @@
-"""TD3Lag: TD3 whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared Lagrangian rule."""
+"""TD3Lag: TD3 whose actor maximizes (Q_r1 − λ Q_c)/(1 + λ), λ by the shared Lagrangian rule."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class TD3LagConfig(OffPolicyLagrangianFields, TD3Fields, OffPolicyConfig):
 
 
 class TD3Lag(LagrangianRule, TD3):
-    """TD3 with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
+    """TD3 with the objective (Q_r1 − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
     λ ← max(0, λ + η_λ v) once per iteration (the rule ppo-lag uses)."""
 
     name: ClassVar[str] = "td3-lag"

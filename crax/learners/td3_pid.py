@@ -1,4 +1,4 @@
-"""TD3PID: TD3 whose actor maximizes (Q_r − λ Q_c)/(1 + λ), λ by the shared PID rule."""
+"""TD3PID: TD3 whose actor maximizes (Q_r1 − λ Q_c)/(1 + λ), λ by the shared PID rule."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ class TD3PIDConfig(OffPolicyPIDFields, TD3Fields, OffPolicyConfig):
 
 
 class TD3PID(PIDRule, TD3):
-    """TD3 with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
-    λ ← clip(λ + K_p v + K_i I + K_d D, 0, λ_max) once per iteration (the rule ppo-pid uses)."""
+    """TD3 with the objective (Q_r1 − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
+    λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
+    (the rule ppo-pid uses; the off-policy gains of decision 79)."""
 
     name: ClassVar[str] = "td3-pid"
     Config: ClassVar[type[OffPolicyConfig]] = TD3PIDConfig

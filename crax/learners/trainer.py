@@ -12,8 +12,9 @@ Decisions not fixed by SPEC §5 (recorded here):
 * The multiplier step runs before the SGD epochs of an iteration, on that iteration's rollout, so
   the policy update already uses the multiplier of the freshest cost estimate.
 * GAE runs once per iteration over each env's whole contiguous rollout with the critics after the
-  normalizer update; advantages are normalized over the whole iteration batch (reward and cost
-  separately); critic targets are the un-normalized GAE returns. The value of a step's true next
+  normalizer update; advantages are normalized over the whole iteration batch, each budgeted cost
+  term alone (reward advantages standardized, cost advantages centred by default: ``cost_advantage``,
+  decision 76); critic targets are the un-normalized GAE returns. The value of a step's true next
   observation is the next step's value wherever auto-reset made the two observations one
   (:func:`next_values`): the critics run on ``final_obs`` at truncations and the rollout's last
   step only (session 36: SPEC's iteration 48.0 -> 45.3 s).
@@ -47,6 +48,7 @@ from crax.learners.loop import (
     state_sharding,
     step_costs,
 )
+from crax.learners.optimizers import actor_learning_rate, set_actor_learning_rate
 
 __all__ = ["EVAL_POLICIES", "STEP_COST", "TrainState", "Trainer", "Transition", "default_devices", "desynchronize",
            "gae", "next_values", "state_sharding", "step_costs"]
@@ -113,8 +115,21 @@ def next_values(values: Callable[[jax.Array], Any], obs: jax.Array, obs_values: 
     return jax.tree.map(lambda v: v.reshape(t, n, *v.shape[1:]), out)
 
 
-def _normalize(x: jax.Array) -> jax.Array:
-    return (x - x.mean()) / (x.std() + 1e-8)
+def standardize(x: jax.Array) -> jax.Array:
+    """(x − mean) / (std + 1e-8) over the leading axis: per column of a ``(n, K)`` array (each term alone)."""
+    return (x - x.mean(axis=0)) / (x.std(axis=0) + 1e-8)
+
+
+def normalize_cost(adv_c: jax.Array, how: str) -> tuple[jax.Array, jax.Array]:
+    """The cost advantages ``(n,)`` or ``(n, K)`` normalized over the batch as ``cost_advantage`` says,
+    each term alone, and what the centred advantages were divided by (one entry per term)."""
+    if how == "none":
+        return adv_c, jnp.ones(adv_c.shape[1:], adv_c.dtype)
+    centred = adv_c - adv_c.mean(axis=0)
+    if how == "center":
+        return centred, jnp.ones(adv_c.shape[1:], adv_c.dtype)
+    scale = adv_c.std(axis=0) + 1e-8
+    return centred / scale, scale
 
 
 class Trainer(BaseTrainer):
@@ -137,16 +152,22 @@ class Trainer(BaseTrainer):
     def _iteration(self, ts: TrainState):
         keys = jax.vmap(lambda k: jax.random.split(k, 3))(ts.key)
         env_state, tr = self._rollout(ts.model, ts.env, keys[:, 1], ts.env_steps, self.config.steps_per_env)
-        model, metrics = jax.vmap(self._learn)(ts.model, tr, keys[:, 2])
+        progress = ts.iteration.astype(jnp.float32) / self.config.num_iterations
+        model, metrics = jax.vmap(self._learn)(ts.model, tr, keys[:, 2], progress)
         steps = jnp.asarray(self.config.steps_per_iteration, jnp.int32)
         new = TrainState(model=model, env=env_state, key=keys[:, 0], env_steps=ts.env_steps + steps,
                          iteration=ts.iteration + 1)
         return new, metrics
 
-    def _learn(self, model, tr: Transition, key: jax.Array):
-        """One seed's update from its rollout ``(T, N, ...)``: normalizer, GAE, multiplier, SGD."""
+    def _learn(self, model, tr: Transition, key: jax.Array, progress: jax.Array | float = 0.0):
+        """One seed's update from its rollout ``(T, N, ...)``: normalizer, GAE, multiplier, the actor's
+        learning rate at ``progress`` (iterations done / the run's), SGD."""
         learner, opt = nnx.merge(self.graphdef, model)
         batch = self.iteration_batch(learner, tr)
+        if self.config.lr_decay != "none":
+            rate = actor_learning_rate(self.config, jnp.asarray(progress, jnp.float32))
+            for optimizer in (opt, *(v for v in vars(learner).values() if isinstance(v, nnx.Optimizer))):
+                set_actor_learning_rate(optimizer, rate)
         model, sgd_metrics = self._update(nnx.state((learner, opt)), batch, key)
 
         metrics = {
@@ -175,17 +196,17 @@ class Trainer(BaseTrainer):
         adv_c, target_c = gae(tr.cost, v_c, nv_c, termination[per_term], tr.done[per_term], c.discounting,
                               c.gae_lambda)
 
-        mean_cost = tr.cost.mean(axis=(0, 1))
-        violation = learner.violation(mean_cost)
+        violation = self.violation(learner, tr)
         learner.multiplier_update(violation)
 
         flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+        adv_c, cost_scale = normalize_cost(flat(adv_c), c.cost_advantage)
         samples = {
             "obs": flat(tr.obs), "u": flat(tr.u), "logp": flat(tr.logp), "loc": flat(tr.loc),
-            "scale": flat(tr.scale), "adv_r": _normalize(flat(adv_r)), "adv_c": _normalize(flat(adv_c)),
+            "scale": flat(tr.scale), "adv_r": standardize(flat(adv_r)), "adv_c": adv_c,
             "target_r": flat(target_r), "target_c": flat(target_c),
         }
-        return IterationBatch(samples=samples, violation=violation, cost_scale=flat(adv_c).std() + 1e-8)
+        return IterationBatch(samples=samples, violation=violation, cost_scale=cost_scale)
 
     def _update(self, model, batch: IterationBatch, key: jax.Array):
         """The learner's update hook on one seed's batch: its new model state and its metrics."""

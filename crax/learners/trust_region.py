@@ -1,17 +1,18 @@
 """Trust-region machinery, all jittable and free of host syncs, and the base of the trust-region learners.
 
-* :func:`fisher_operator`: θ ↦ (F + damping·I) θ with F the Fisher of the mean KL between the
-  iteration's policy and the actor at θ, by ``jax.linearize`` (the forward product J v) and
-  ``jax.vjp`` (the transposed product Jᵀ w) through the actor, with the Gaussian's own Fisher in
-  between; F is never materialized.
+* :func:`fisher_operator`: θ ↦ (F + damping·I) θ with F the Fisher of the KL between the iteration's
+  policy and the actor at θ, averaged over states and action dimensions (OmniSafe's measure), by
+  ``jax.linearize`` (the forward product J v) and ``jax.vjp`` (the transposed product Jᵀ w) through
+  the actor, with the Gaussian's own Fisher in between; F is never materialized.
 * :func:`conjugate_gradient`: a fixed number of CG iterations (``lax.fori_loop``).
 * :func:`backtracking_line_search`: fractions 1, β, β², … of a step, the first one accepted
   (``lax.while_loop``, at most a fixed number of tries).
 * :class:`PolicySpace`: the actor as a function of one flat parameter vector on the iteration's
   batch, with the surrogates and the KL the steps and the line search evaluate.
-* :class:`TrustRegionPPO`: the base of ``trpo-lag``, ``cpo`` and ``pcpo``. Its update hook regresses
-  the critics with the base's value loss, then steps the actor by :meth:`TrustRegionPPO.actor_step`
-  (default: TRPO on the advantage the :meth:`~crax.learners.base.ConstrainedPPO.advantage` hook mixes).
+* :class:`TrustRegionPPO`: the base of ``trpo-lag``, ``cpo``, ``pcpo`` and ``crpo``. Its update hook
+  regresses the critics with the base's value loss, then steps the actor by
+  :meth:`TrustRegionPPO.actor_step` (default: TRPO on the advantage the
+  :meth:`~crax.learners.base.ConstrainedPPO.advantage` hook mixes).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from jax.flatten_util import ravel_pytree
 
 from crax.core.params import ranged
 from crax.learners.base import ConstrainedPPO, IterationBatch, PPOConfig
-from crax.learners.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.networks import gaussian_entropy, gaussian_kl_per_dim, gaussian_log_prob
 
 EPS = 1e-8
 
@@ -41,7 +42,8 @@ class TrustRegionConfig(PPOConfig):
     entropy_cost: float = ranged(0.0, ge=0)
     """Weight of the policy entropy bonus in the reward surrogate (OmniSafe: 0)."""
     target_kl: float = ranged(0.01, gt=0)
-    """Trust-region size δ: the accepted step keeps the mean KL(π_old ‖ π_new) ≤ δ."""
+    """Trust-region size δ: the accepted step keeps KL(π_old ‖ π_new), averaged over states and action
+    dimensions as OmniSafe averages it, ≤ δ (decision 78)."""
     cg_iterations: int = ranged(15, ge=1, integer=True)
     """Conjugate-gradient iterations per solve of (F + damping·I) x = g."""
     cg_damping: float = ranged(0.1, ge=0)
@@ -69,19 +71,21 @@ class LinearizedConfig(TrustRegionConfig):
     OmniSafe's ``cpo.py`` of 2022; crax's only form before decision 67), with which CPO ends far over the
     bound on PointGoal1. docs/learners.md, "Why CPO ended over the bound"."""
 
-    stored_defaults: ClassVar[dict[str, object]] = {"constraint_value": "per-step"}
+    stored_defaults: ClassVar[dict[str, object]] = {**PPOConfig.stored_defaults, "constraint_value": "per-step"}
     """What a run stored before the field existed ran with (read by ``crax.runs.checkpoint.config_from_dict``)."""
 
 
 def fisher_operator(dist_fn: Callable[[jax.Array], tuple[jax.Array, jax.Array]], theta: jax.Array,
                     damping: float | jax.Array = 0.0) -> Callable[[jax.Array], jax.Array]:
-    """v ↦ (F + damping·I) v, F the Hessian at θ of the mean KL(π_θ(·|s) ‖ π_θ'(·|s)) over θ', which is
-    the Fisher information of the policy: Jᵀ M J v, with J the Jacobian of ``dist_fn`` (θ ↦ the Gaussians'
-    ``(loc, scale)``, leading axis the states) and M the Hessian of the mean KL in those outputs."""
+    """v ↦ (F + damping·I) v, F the Hessian at θ of KL(π_θ(·|s) ‖ π_θ'(·|s)) over θ', averaged over the
+    states and the action dimensions (:func:`~crax.learners.networks.gaussian_kl_per_dim`, OmniSafe's
+    ``NaturalPG._fvp``), which is the policy's Fisher information per action dimension: Jᵀ M J v, with J
+    the Jacobian of ``dist_fn`` (θ ↦ the Gaussians' ``(loc, scale)``, leading axis the states) and M the
+    Hessian of that mean KL in those outputs."""
     out, jvp_fn = jax.linearize(dist_fn, theta)
     _, vjp_fn = jax.vjp(dist_fn, theta)
     ref = jax.lax.stop_gradient(out)
-    kl_grad = jax.grad(lambda o: jnp.mean(gaussian_kl(ref[0], ref[1], o[0], o[1])))
+    kl_grad = jax.grad(lambda o: jnp.mean(gaussian_kl_per_dim(ref[0], ref[1], o[0], o[1])))
 
     def fvp(v: jax.Array) -> jax.Array:
         m_jv = jax.jvp(kl_grad, (out,), (jvp_fn(v),))[1]
@@ -90,19 +94,26 @@ def fisher_operator(dist_fn: Callable[[jax.Array], tuple[jax.Array, jax.Array]],
     return fvp
 
 
-def conjugate_gradient(mvp: Callable[[jax.Array], jax.Array], b: jax.Array, iterations: int) -> jax.Array:
+def conjugate_gradient(mvp: Callable[[jax.Array], jax.Array], b: jax.Array, iterations: int,
+                       eps: float = 0.0) -> jax.Array:
     """Approximately solves A x = b for symmetric positive (semi)definite A given as ``mvp`` (x ↦ A x),
-    by ``iterations`` conjugate-gradient steps from x = 0 (a step on a zero residual does nothing)."""
+    by ``iterations`` conjugate-gradient steps from x = 0 (a step on a zero residual does nothing).
+
+    ``eps`` is added to the denominators of both step sizes, as OmniSafe's ``conjugate_gradients`` adds
+    1e-6 (its tests set it to compare updates; decision 78): once the squared residual nears ``eps`` the
+    search directions lose their conjugacy and the solve stalls (0.2 % off the exact solution on
+    ``tests/learners/test_omnisafe_trust_region.py``'s batch), so crax leaves it at 0."""
 
     def body(_, carry):
         x, r, p, rr = carry
         ap = mvp(p)
-        pap = p @ ap
+        pap = p @ ap + eps
         alpha = jnp.where(pap > 0, rr / jnp.where(pap > 0, pap, 1.0), 0.0)
         x = x + alpha * p
         r = r - alpha * ap
         rr_new = r @ r
-        beta = jnp.where(rr > 0, rr_new / jnp.where(rr > 0, rr, 1.0), 0.0)
+        rr_eps = rr + eps
+        beta = jnp.where(rr_eps > 0, rr_new / jnp.where(rr_eps > 0, rr_eps, 1.0), 0.0)
         return x, r, r + beta * p, rr_new
 
     return jax.lax.fori_loop(0, iterations, body, (jnp.zeros_like(b), b, b, b @ b))[0]
@@ -163,9 +174,10 @@ class PolicySpace:
         return jnp.mean(gaussian_entropy(self.dist(theta)[1]))
 
     def kl(self, theta: jax.Array) -> jax.Array:
-        """Mean KL(π_old ‖ π_θ) over the batch's states."""
+        """KL(π_old ‖ π_θ) averaged over the batch's states and the action dimensions: the measure δ
+        bounds (OmniSafe's ``kl_divergence(Normal, Normal).mean()``)."""
         loc, scale = self.dist(theta)
-        return jnp.mean(gaussian_kl(self.ref[0], self.ref[1], loc, scale))
+        return jnp.mean(gaussian_kl_per_dim(self.ref[0], self.ref[1], loc, scale))
 
     def fisher(self, damping: float) -> Callable[[jax.Array], jax.Array]:
         return fisher_operator(self.dist, self.theta, damping)

@@ -88,7 +88,8 @@ def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: 
 
 def _policy_fn(trainer: BaseTrainer, model, seed: int, deterministic: bool) -> Callable:
     """``act(obs, key=None) -> action`` of trained seed ``seed`` of a (seed-batched) model state: the
-    env's action ``tanh(u)`` for ``u`` the Gaussian's mean, or a sample from it drawn with ``key``."""
+    env's action (the learner's ``env_action``: ``tanh``, or a clip) of the Gaussian's mean, or of a
+    sample from it drawn with ``key``."""
     from flax import nnx
 
     learner_state = jax.tree.map(lambda x: jax.numpy.asarray(x[seed]), model)
@@ -97,10 +98,10 @@ def _policy_fn(trainer: BaseTrainer, model, seed: int, deterministic: bool) -> C
         learner = nnx.merge(trainer.graphdef, learner_state)[0]
         loc, scale = learner.policy(obs)
         if deterministic:
-            return jax.numpy.tanh(loc)
+            return learner.env_action(loc)
         if key is None:
             raise ValueError("a sampled policy (deterministic=False) needs a key: act(obs, key)")
-        return jax.numpy.tanh(loc + scale * jax.random.normal(key, loc.shape))
+        return learner.env_action(loc + scale * jax.random.normal(key, loc.shape))
 
     return act
 

@@ -45,27 +45,27 @@ def test_each_multiplier_moves_only_with_its_own_violation():
     adv = lag.advantage(jnp.asarray([1.0, 2.0]), jnp.asarray([[1.0, 0.5], [0.0, -1.0]]), v)
     np.testing.assert_allclose(adv, [(1.0 - 1.0 - 0.3) / 2.6, (2.0 + 0.6) / 2.6], rtol=1e-6)
 
-    pid = make(PPOPID)
-    pid.multiplier_update(v)
-    assert float(pid.lagrange[...][0]) > 0 and float(pid.lagrange[...][1]) == 0.0
-    np.testing.assert_allclose(pid.integral[...], [0.5, 0.0])
+    pid = make(PPOPID, kd=0.0)
+    pid.multiplier_update(v)  # e = T·v = (50, −20); I = max(0, 0.001 + 0.01 e)
+    np.testing.assert_allclose(pid.integral[...], [0.501, 0.0], rtol=1e-5)
+    np.testing.assert_allclose(pid.lagrange[...], [0.501 + 0.1 * 0.05 * 50, 0.0], rtol=1e-5)
 
-    p3o = make(P3O)
+    p3o = make(P3O, kappa_init=0.01, kappa_factor=1.1, kappa_max=50.0)
     p3o.multiplier_update(v)
     np.testing.assert_allclose(p3o.kappa[...], [0.011, 0.01], rtol=1e-6)  # grows ×1.1 only where v > 0
 
-    focops = make(FOCOPS)
+    focops = make(FOCOPS, lambda_optimizer="sgd", lambda_init=0.1, lambda_lr=1.0)
     focops.multiplier_update(v)
-    np.testing.assert_allclose(focops.nu[...], [0.6, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(focops.lagrange[...], [0.6, 0.0], rtol=1e-6)
 
 
 def test_p3o_penalises_each_term_and_crpo_follows_the_worst():
-    p3o = make(P3O)
+    p3o = make(P3O, kappa_init=0.01, kappa_max=0.01)
     ratio = jnp.ones(2)
     batch = PolicyBatch(ratio=ratio, adv_r=jnp.zeros(2), adv_c=jnp.asarray([[1.0, -2.0], [1.0, -2.0]]),
-                        kl=jnp.zeros(2), violation=jnp.asarray([0.5, 0.5]))
+                        kl=jnp.zeros(2), violation=jnp.asarray([0.005, 0.005]))
     loss, extra = p3o.policy_loss(batch)
-    # per term: max(0, surrogate_k + v_k) = (1.5, 0); loss = Σ κ_k · that = 0.01 · 1.5
+    # per term: max(0, surrogate_k + T·v_k) = (1.5, 0); loss = Σ κ_k · that = 0.01 · 1.5
     assert float(extra["loss/p3o_penalty"]) == pytest.approx(1.5)
     assert float(loss) == pytest.approx(0.015, rel=1e-5)
 
@@ -73,6 +73,9 @@ def test_p3o_penalises_each_term_and_crpo_follows_the_worst():
     adv_c = jnp.asarray([[1.0, 5.0], [2.0, 6.0]])
     np.testing.assert_array_equal(crpo.advantage(jnp.asarray([7.0, 8.0]), adv_c, jnp.asarray([-0.1, -0.2])), [7, 8])
     np.testing.assert_array_equal(crpo.advantage(jnp.asarray([7.0, 8.0]), adv_c, jnp.asarray([0.1, 0.3])), [-5, -6])
+    # within the tolerance (T·v ≤ distance = 2 for every term) the reward; past it on one term, that term
+    np.testing.assert_array_equal(crpo.advantage(jnp.asarray([7.0, 8.0]), adv_c, jnp.asarray([0.01, 0.02])), [7, 8])
+    np.testing.assert_array_equal(crpo.advantage(jnp.asarray([7.0, 8.0]), adv_c, jnp.asarray([0.03, 0.02])), [-1, -2])
 
 
 def test_a_real_iteration_keeps_one_multiplier_per_term():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import typing
 
 import pytest
 
@@ -19,10 +20,16 @@ from tests.learners.conftest import TOY_ENV_ID, tiny
 NOT_NUMERIC = {"normalize_observations", "desync_episodes", "eval_policy", "budgets", "constraint_value"}
 
 
+def numeric(config_cls: type, name: str) -> bool:
+    """Whether a config field takes numbers (not a flag, a choice of a ``Literal`` or one of NOT_NUMERIC)."""
+    hint = typing.get_type_hints(config_cls)[name]
+    return name not in NOT_NUMERIC and hint is not bool and typing.get_origin(hint) is not typing.Literal
+
+
 def ranged_fields():
     for cls in BUILTIN_LEARNERS:
         for f in dataclasses.fields(cls.Config):
-            if f.name not in NOT_NUMERIC:
+            if numeric(cls.Config, f.name):
                 yield cls, f
 
 
@@ -30,7 +37,7 @@ def ranged_fields():
 def test_every_numeric_field_declares_a_range_and_its_default_lies_in_it(cls):
     config = cls.Config()
     for f in dataclasses.fields(cls.Config):
-        if f.name in NOT_NUMERIC:
+        if not numeric(cls.Config, f.name):
             continue
         valid = f.metadata.get("range")
         assert isinstance(valid, Range), f"{cls.Config.__name__}.{f.name} declares no range"
@@ -69,11 +76,13 @@ def test_a_value_outside_the_range_names_the_field_and_the_range(cls, field):
     (PPOLag, dict(lambda_lr=-3.0), r"'lambda_lr' must be > 0, got -3.0"),
     (PPOLag, dict(lambda_lr=-1.0), r"'lambda_lr' must be > 0"),  # kept λ at 0: the constraint silently off
     (FOCOPS, dict(focops_lambda=0.0), r"'focops_lambda' must be > 0, got 0.0"),  # divided the loss by zero
-    (PPOPID, dict(derivative_ema=7.0), r"'derivative_ema' must be in \[0, 1\), got 7.0"),
+    (PPOPID, dict(d_ema=7.0), r"'d_ema' must be in \[0, 1\), got 7.0"),
+    (PPOPID, dict(d_delay=0), r"'d_delay' must be an integer >= 1, got 0"),
+    (PPO, dict(target_kl=0.0), r"'target_kl' must be None or > 0, got 0.0"),  # stopped every update after one epoch
     (PPO, dict(max_grad_norm=-1.0), r"'max_grad_norm' must be None or > 0, got -1.0"),  # reversed the gradient
     (PPO, dict(max_grad_norm=0.0), r"'max_grad_norm' must be None or > 0, got 0.0"),  # zeroed every update
     (P3O, dict(kappa_init=0.5, kappa_max=0.1), r"'kappa_max' must be >= kappa_init \(0.5\), got 0.1"),
-    (PPOPID, dict(lambda_init=3.0, lambda_max=2.0), r"'lambda_max' must be > 0 and >= lambda_init \(3.0\)"),
+    (PPOPID, dict(lambda_max=0.0), r"'lambda_max' must be > 0, got 0.0"),
     (PPOSaute, dict(safety_bound=0.0), r"'safety_bound' must be > 0, got 0.0"),  # Saute spends z in units of d
     (PPO, dict(critic_hidden=(16, 0)), r"'critic_hidden': every entry must be an integer >= 1, got \(16, 0\)"),
     (PPO, dict(num_envs=True), r"'num_envs' must be an integer >= 1, got True"),

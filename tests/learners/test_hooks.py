@@ -10,6 +10,7 @@ from flax import nnx
 
 from crax.core.env import EpisodeStats, SauteBudget, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
+from crax.learners.base import IterationBatch
 from crax.learners.focops import focops_loss
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
@@ -58,29 +59,34 @@ def test_ppo_lag_mixes_advantages_and_stops_gradient_through_lambda():
     assert float(g["lagrange"][...]) == 0.0
 
 
-def test_ppo_pid_integral_clip_derivative_and_lambda():
-    learner = make(PPOPID, kp=10.0, ki=0.01, kd=0.01, integral_max=1.0, derivative_ema=0.95)
-    learner.multiplier_update(jnp.asarray(0.8))
-    assert float(learner.integral[...]) == pytest.approx(0.8)
-    d1 = 0.05 * 0.8
-    assert float(learner.derivative[...]) == pytest.approx(d1)
-    lam1 = 10 * 0.8 + 0.01 * 0.8 + 0.01 * d1
-    assert float(learner.lagrange[...]) == pytest.approx(lam1, rel=1e-5)
-    learner.multiplier_update(jnp.asarray(0.8))  # integral would be 1.6: clipped to I_max
-    assert float(learner.integral[...]) == pytest.approx(1.0)
-    d2 = 0.95 * d1 + 0.05 * 0.0
-    assert float(learner.derivative[...]) == pytest.approx(d2, rel=1e-5)
-    assert float(learner.lagrange[...]) == pytest.approx(lam1 + 8.0 + 0.01 + 0.01 * d2, rel=1e-5)
-    for _ in range(5):
-        learner.multiplier_update(jnp.asarray(-5.0))  # far below: integral clipped at 0, lambda at 0
+def test_ppo_pid_positional_rule_on_the_episode_cost():
+    # OmniSafe's PIDLagrangian (the recorded comparison: test_omnisafe_on_policy.py), by hand: J = T·v + d
+    learner = make(PPOPID, kp=1.0, ki=0.1, kd=2.0, d_delay=2, p_ema=0.5, d_ema=0.5, lambda_init=0.0)
+    learner.multiplier_update(jnp.asarray(0.1))  # J = 35, e = 10
+    assert float(learner.integral[...]) == pytest.approx(1.0)  # I = 0 + 0.1 · 10
+    assert float(learner.p_ema[...]) == pytest.approx(5.0)  # P = 0.5 · 0 + 0.5 · 10
+    assert float(learner.d_ema[...]) == pytest.approx(17.5)  # D = 0.5 · 35
+    assert float(learner.lagrange[...]) == pytest.approx(5.0 + 1.0 + 2.0 * 17.5, rel=1e-5)  # D − D₋₂ = 17.5 − 0
+    learner.multiplier_update(jnp.asarray(0.0))  # J = 25, e = 0: D = 21.25, D₋₂ = 0 still
+    assert float(learner.lagrange[...]) == pytest.approx(2.5 + 1.0 + 2.0 * 21.25, rel=1e-5)
+    learner.multiplier_update(jnp.asarray(0.0))  # D = 23.125, D₋₂ = 17.5 (the first update's)
+    assert float(learner.lagrange[...]) == pytest.approx(1.25 + 1.0 + 2.0 * 5.625, rel=1e-5)
+    for _ in range(8):
+        learner.multiplier_update(jnp.asarray(-0.25))  # J = 0: the integral hits 0, D falls, λ reaches 0
     assert float(learner.integral[...]) == 0.0
     assert float(learner.lagrange[...]) == 0.0
 
 
-def test_ppo_pid_lambda_max_clip():
-    learner = make(PPOPID, lambda_max=2.0)
-    learner.multiplier_update(jnp.asarray(1.0))
-    assert float(learner.lagrange[...]) == pytest.approx(2.0)
+def test_ppo_pid_clips():
+    unbounded = make(PPOPID, kp=1.0, lambda_max=2.0)  # sum_norm (OmniSafe's default): no λ_max clip
+    unbounded.multiplier_update(jnp.asarray(1.0))
+    assert float(unbounded.lagrange[...]) > 2.0
+    capped = make(PPOPID, kp=1.0, lambda_max=2.0, sum_norm=False)
+    capped.multiplier_update(jnp.asarray(1.0))
+    assert float(capped.lagrange[...]) == pytest.approx(2.0)
+    normed = make(PPOPID, kp=1.0, ki=1.0, diff_norm=True)  # I and λ in [0, 1]
+    normed.multiplier_update(jnp.asarray(1.0))
+    assert float(normed.integral[...]) == 1.0 and float(normed.lagrange[...]) == 1.0
 
 
 def test_p3o_kappa_schedule():
@@ -98,40 +104,61 @@ def test_p3o_kappa_schedule():
     assert float(learner.kappa[...]) == pytest.approx(0.01)
 
 
-def test_p3o_relu_penalty_on_cost_surrogate():
-    learner = make(P3O, kappa_init=2.0, clip_epsilon=0.2)
+def test_p3o_relu_penalty_on_cost_surrogate_plus_episode_excess():
+    learner = make(P3O, kappa_init=2.0, kappa_max=2.0, clip_epsilon=0.2)
     ratio, adv_r, adv_c = [1.5, 0.5], [1.0, -1.0], [1.0, 1.0]
     reward_surr = np.mean([1.2 * 1.0, 0.8 * -1.0])  # min(r A, clip(r) A)
-    cost_surr = np.mean([1.5, 0.8])  # max(r A, clip(r) A)
-    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, 0.1))
+    cost_surr = np.mean([1.5, 0.5])  # mean(r A_c), unclipped
+    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, 0.001))  # J_c − d = T·v = 0.1
     assert float(aux["loss/p3o_penalty"]) == pytest.approx(cost_surr + 0.1)
     assert float(loss) == pytest.approx(-reward_surr + 2.0 * (cost_surr + 0.1), rel=1e-5)
-    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, -5.0))  # satisfied: penalty inactive
+    loss, aux = learner.policy_loss(batch(ratio, adv_r, adv_c, -0.05))  # J_c − d = −5: penalty inactive
     assert float(aux["loss/p3o_penalty"]) == 0.0
     assert float(loss) == pytest.approx(-reward_surr, rel=1e-5)
+
+
+def test_p3o_penalty_reads_cost_advantages_in_cost_per_step():
+    # with cost_advantage="standardize" the update multiplies the advantages back by cost_scale
+    learner = make(P3O, kappa_init=1.0, kappa_max=1.0, cost_advantage="standardize")
+    learner.policy_loss = lambda batch: (jnp.zeros(()), {"adv_c_max": jnp.max(batch.adv_c)})  # what the loss sees
+    n = 64
+    samples = {"obs": jnp.zeros((n, 3)), "u": jnp.zeros((n, 2)), "logp": jnp.zeros(n), "loc": jnp.zeros((n, 2)),
+               "scale": jnp.ones((n, 2)), "adv_r": jnp.zeros(n), "adv_c": jnp.linspace(-1.0, 1.0, n),
+               "target_r": jnp.zeros(n), "target_c": jnp.zeros(n)}
+    optimizer = nnx.Optimizer(learner, __import__("optax").sgd(0.0), wrt=nnx.Param)
+    metrics = learner.policy_update(optimizer, IterationBatch(samples, jnp.asarray(0.0), jnp.asarray(0.5)),
+                                    jax.random.key(0))
+    assert float(jnp.max(metrics["adv_c_max"])) == pytest.approx(0.5)
 
 
 def test_focops_kl_mask_and_target():
     kl = jnp.asarray([0.0, 0.01, 0.05])
     ratio = jnp.asarray([1.0, 1.2, 0.9])
-    adv_r, adv_c = jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.5, -1.0, 1.0])
-    loss, mask = focops_loss(kl, ratio, adv_r, adv_c, jnp.asarray(0.5), 1.5, 0.02)
+    adv = jnp.asarray([1.0, 2.0, 3.0])
+    loss, mask = focops_loss(kl, ratio, adv, 1.5, 0.02)
     np.testing.assert_array_equal(mask, [1.0, 1.0, 0.0])
-    per_state = np.asarray(kl) - np.asarray(ratio) * (np.asarray(adv_r) - 0.5 * np.asarray(adv_c)) / 1.5
+    per_state = np.asarray(kl) - np.asarray(ratio) * np.asarray(adv) / 1.5
     assert float(loss) == pytest.approx(np.mean(per_state * [1, 1, 0]), rel=1e-5)
     # The masked state contributes no gradient.
-    grad = jax.grad(lambda r: focops_loss(kl, r, adv_r, adv_c, jnp.asarray(0.5), 1.5, 0.02)[0])(ratio)
+    grad = jax.grad(lambda r: focops_loss(kl, r, adv, 1.5, 0.02)[0])(ratio)
     assert float(grad[2]) == 0.0 and float(grad[0]) != 0.0
+    # FOCOPS mixes the advantages as PPO-Lag does: (Â_r − ν Â_c)/(1 + ν)
+    learner = make(FOCOPS, lambda_init=0.5)
+    np.testing.assert_allclose(learner.advantage(jnp.asarray([1.0]), jnp.asarray([0.5]), jnp.asarray(0.0)),
+                               [(1.0 - 0.25) / 1.5], rtol=1e-6)
 
 
-def test_focops_nu_projected_ascent():
-    learner = make(FOCOPS, nu_init=0.1, nu_lr=1.0, nu_max=0.5)
+def test_focops_nu_by_the_lagrangian_rule():
+    learner = make(FOCOPS, lambda_optimizer="sgd", lambda_init=0.1, lambda_lr=1.0, lambda_max=0.5)
     learner.multiplier_update(jnp.asarray(0.2))
-    assert float(learner.nu[...]) == pytest.approx(0.3)
+    assert float(learner.lagrange[...]) == pytest.approx(0.3)
     learner.multiplier_update(jnp.asarray(1.0))
-    assert float(learner.nu[...]) == pytest.approx(0.5)
+    assert float(learner.lagrange[...]) == pytest.approx(0.5)
     learner.multiplier_update(jnp.asarray(-2.0))
-    assert float(learner.nu[...]) == 0.0
+    assert float(learner.lagrange[...]) == 0.0
+    adam = make(FOCOPS)  # OmniSafe's: Adam at 0.035 on −ν·(J_c − d), from 0.001, capped at 2
+    adam.multiplier_update(jnp.asarray(0.1))
+    assert float(adam.lagrange[...]) == pytest.approx(0.001 + 0.035, rel=1e-4)  # Adam's first step: lr · sign
 
 
 def test_crpo_switches_between_reward_and_cost():
@@ -140,6 +167,11 @@ def test_crpo_switches_between_reward_and_cost():
     np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(-0.1)), adv_r)
     np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(0.0)), adv_r)
     np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(0.1)), -adv_c)
+    # OmniSafe's tolerance: the reward while the episode's excess T·v is at most `distance` (2)
+    np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(2.0 / EPISODE_LENGTH)), adv_r)
+    np.testing.assert_array_equal(learner.advantage(adv_r, adv_c, jnp.asarray(2.1 / EPISODE_LENGTH)), -adv_c)
+    no_tolerance = make(CRPO, distance=0.0)
+    np.testing.assert_array_equal(no_tolerance.advantage(adv_r, adv_c, jnp.asarray(1.0 / EPISODE_LENGTH)), -adv_c)
 
 
 def test_ppo_cost_reward_and_ppo_untouched():
@@ -216,7 +248,7 @@ def test_ppo_saute_env_hook_keeps_true_episode_return():
 
 def test_multipliers_are_named_variables_outside_the_optimizer():
     learner = make(PPOPID)
-    assert set(learner.multipliers()) == {"lagrange", "integral", "derivative", "prev_violation"}
+    assert set(learner.multipliers()) == {"lagrange", "integral", "p_ema", "d_ema"}
     opt = nnx.Optimizer(learner, __import__("optax").sgd(1.0), wrt=nnx.Param)
     before = {k: float(v) for k, v in learner.multipliers().items()}
     grads = nnx.grad(lambda m: m.policy_loss(batch([1.0], [1.0], [1.0], 0.0))[0])(learner)

@@ -14,11 +14,14 @@ from flax import nnx
 
 from crax import runs
 from crax.learners import (
+    DDPG,
+    DDPGPID,
     PPOPID,
     SAC,
     SACPID,
     TD3,
     TD3PID,
+    DDPGLag,
     OffPolicyTrainer,
     PPOLag,
     ReplayBuffer,
@@ -29,13 +32,14 @@ from crax.learners import (
 from crax.learners.loop import Transition
 from crax.learners.off_policy_trainer import n_step_transitions
 from crax.learners.sac import squashed_sample
+from crax.plugins.manager import registry
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics
 from tests import trees
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
-OFF_POLICY = [SACLag, TD3Lag, SACPID, TD3PID]
+OFF_POLICY = [SACLag, TD3Lag, SACPID, TD3PID, DDPGLag, DDPGPID]
 SMALL = dict(num_envs=8, unroll_length=4, batch_size=16, updates_per_iteration=2, buffer_size=256,
              learning_starts=64, actor_hidden=(16,), critic_hidden=(16,), eval_envs=4, num_evals=1,
              checkpoint_every=4, iterations_per_call=1)
@@ -117,12 +121,14 @@ def params(module) -> list[np.ndarray]:
 
 
 def test_sac_targets_are_the_twin_minimum_with_the_entropy_term_and_the_stored_discount():
+    """The reward target bootstraps at a sample of the policy; the cost target at tanh of its mean."""
     sac = learner(SACLag, reward_scaling=2.0)
     b, key = batch(), jax.random.key(3)
     y_r, y_c = sac.targets(b, key)
     x_next = sac.normalize(b["next_obs"])
     a, logp = squashed_sample(sac.actor, x_next, key)
-    q_r, q_c = sac.target_critics(x_next, a)
+    q_r, _ = sac.target_critics(x_next, a)
+    _, q_c = sac.target_critics(x_next, jnp.tanh(sac.actor(x_next)[0]))
     alpha = float(sac.temperature())
     want_r = 2.0 * b["reward"] + b["discount"] * (np.minimum(q_r[0], q_r[1]) - alpha * logp)
     np.testing.assert_allclose(y_r, want_r, rtol=1e-5)
@@ -130,7 +136,7 @@ def test_sac_targets_are_the_twin_minimum_with_the_entropy_term_and_the_stored_d
     assert y_r[1] == pytest.approx(2.0)  # a terminal transition: the reward alone
 
 
-@pytest.mark.parametrize("cls", [SACLag, TD3Lag])
+@pytest.mark.parametrize("cls", [SACLag, TD3Lag, DDPGLag])
 def test_the_cost_target_never_bootstraps_from_a_negative_cost_value(cls):
     agent = learner(cls)
     last = agent.target_critics.cost_q.layers[-1]
@@ -153,7 +159,19 @@ def test_td3_targets_smooth_the_target_action_and_carry_no_entropy_term():
     np.testing.assert_allclose(y_r, b["reward"] + b["discount"] * np.minimum(q_r[0], q_r[1]), rtol=1e-5)
 
 
-@pytest.mark.parametrize("cls", [SACLag, TD3Lag], ids=lambda c: c.name)
+def test_ddpg_has_one_reward_critic_no_target_actor_and_bootstraps_at_its_online_actor():
+    ddpg = learner(DDPGLag)
+    assert not hasattr(ddpg.critics, "reward_q2") and not hasattr(ddpg, "target_actor")
+    b = batch()
+    y_r, y_c = ddpg.targets(b, jax.random.key(0))
+    x_next = ddpg.normalize(b["next_obs"])
+    q_r, q_c = ddpg.target_critics(x_next, jnp.tanh(ddpg.actor(x_next)))
+    assert q_r.shape == (1, 4)
+    np.testing.assert_allclose(y_r, b["reward"] + b["discount"] * q_r[0], rtol=1e-5)
+    np.testing.assert_allclose(y_c[:, 0], b["cost"] + b["discount"] * np.maximum(q_c[:, 0], 0.0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("cls", [SACLag, TD3Lag, DDPG], ids=lambda c: c.name)
 def test_an_update_moves_the_targets_by_tau_towards_the_new_online_networks(cls):
     lrn = learner(cls, tau=0.25)
     opts = lrn.optimizers()
@@ -273,6 +291,22 @@ def test_no_gradient_step_is_taken_until_the_buffer_holds_learning_starts_transi
     moved = [not np.array_equal(np.asarray(a), np.asarray(b))
              for a, b in zip(jax.tree.leaves(critics(first)), jax.tree.leaves(critics(second)), strict=True)]
     assert any(moved) and float(np.asarray(metrics["loss/critic_reward"]).min()) > 0
+
+
+@pytest.mark.parametrize("cls", [DDPG, DDPGLag, DDPGPID], ids=lambda c: c.name)
+def test_ddpg_learners_train_on_the_toy_env_from_their_names(cls):
+    """Found by name as ``crax train NAME`` finds them; three iterations (the updates start at the
+    second) move the actor and the critics and log finite losses and the multiplier."""
+    assert registry().get("learners", cls.name) is cls
+    trainer = make_trainer(cls, small(cls, total_steps=3 * 32), ToyEnv())
+    start = trainer.init(jax.random.key(0))
+    state, metrics = trainer.run(start, 3)
+    for part in ("actor", "critics"):
+        before, after = (jax.tree.leaves(nnx.state(getattr(trainer.learner(s), part), nnx.Param)) for s in (start, state))
+        assert any(not np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(before, after, strict=True)), part
+    assert np.isfinite(np.asarray(metrics["loss/actor"])).all()
+    assert float(np.asarray(metrics["loss/critic_reward"])[..., -1].min()) > 0  # the last iteration's
+    assert ("multiplier/lagrange" in metrics) == (cls is not DDPG)
 
 
 def test_a_checkpoint_round_trips_the_buffer_bit_for_bit(tmp_path):

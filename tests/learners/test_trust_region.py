@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax.learners import CPO, PCPO, Trainer, TRPOLag
+from crax.learners import CPO, CRPO, PCPO, Trainer, TRPOLag
 from crax.learners.base import IterationBatch
 from crax.learners.cpo import cpo_direction
 from crax.learners.pcpo import pcpo_direction
@@ -211,3 +211,5 @@ def test_runs_stored_before_constraint_value_read_as_per_step():
         assert config_from_dict(cls.Config, {"target_kl": 0.02}).constraint_value == "per-step"
         assert config_from_dict(cls.Config, {"constraint_value": "episode"}).constraint_value == "episode"
     assert not hasattr(TRPOLag.Config, "constraint_value")
+    # decision 78 gave CRPO OmniSafe's tolerance; a run stored before switched at the bound itself
+    assert CRPO.Config().distance == 2.0 and config_from_dict(CRPO.Config, {}).distance == 0.0

@@ -16,8 +16,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from crax import runs
 from crax.cli import train as train_cli
-from crax.learners import CPO, CUP, PCPO, Trainer, TRPOLag
-from crax.learners.networks import gaussian_kl, gaussian_log_prob
+from crax.learners import CPO, CRPO, CUP, PCPO, Trainer, TRPOLag
+from crax.learners.networks import gaussian_kl_per_dim, gaussian_log_prob
 from crax.runs.metrics import read_metrics
 from tests.learners.conftest import TOY_ENV_ID, tiny
 from tests.learners.test_resume import interrupt_at_call, records
@@ -25,7 +25,7 @@ from tests.learners.test_train import tiny_flags
 from tests.learners.toy_env import ToyEnvTwoCosts
 
 STEPS_PER_ITER = 64
-LEARNERS = [TRPOLag, CPO, PCPO, CUP]
+LEARNERS = [TRPOLag, CPO, PCPO, CUP, CRPO]
 STEP_STATISTICS = {
     "trpo-lag": ("multiplier/lagrange", "policy/kl", "trust_region/accepted_step", "trust_region/step_fraction"),
     "cpo": ("cpo/case", "cpo/lambda", "cpo/nu", "policy/kl", "trust_region/accepted_step",
@@ -33,6 +33,7 @@ STEP_STATISTICS = {
     "pcpo": ("pcpo/projection", "policy/kl", "trust_region/accepted_step", "trust_region/cost_surrogate_change"),
     "cup": ("multiplier/lagrange", "policy/kl", "cup/performance_epochs", "cup/projection_epochs",
             "loss/cup_projection"),
+    "crpo": ("policy/kl", "trust_region/accepted_step", "trust_region/step_fraction"),
 }
 
 
@@ -67,7 +68,7 @@ def surrogate(learner, samples, adv):
 
 def check_kl_within_delta(cls, batch, before, after, metrics) -> None:
     obs = batch.samples["obs"]
-    kl = float(jnp.mean(gaussian_kl(*before.policy(obs), *after.policy(obs))))
+    kl = float(jnp.mean(gaussian_kl_per_dim(*before.policy(obs), *after.policy(obs))))
     delta = cls.Config().target_kl
     assert 0 < kl <= delta * (1 + 1e-4), kl  # a step was taken, and the line search kept it in the trust region
     assert float(metrics["policy/kl"]) == pytest.approx(kl, rel=1e-3)
@@ -108,7 +109,7 @@ def test_cpo_on_the_toy_env_in_the_infeasible_case_lowers_the_cost_surrogate():
     adv_c = batch.samples["adv_c"]
     assert surrogate(after, batch.samples, adv_c) < surrogate(before, batch.samples, adv_c)
     obs = batch.samples["obs"]
-    assert float(jnp.mean(gaussian_kl(*before.policy(obs), *after.policy(obs)))) <= 0.01 * (1 + 1e-4)
+    assert float(jnp.mean(gaussian_kl_per_dim(*before.policy(obs), *after.policy(obs)))) <= 0.01 * (1 + 1e-4)
 
 
 @pytest.mark.parametrize("cls", LEARNERS, ids=lambda c: c.name)
@@ -155,7 +156,9 @@ def test_crax_train_logs_the_step_statistics_and_an_interrupted_run_resumes_exac
 @pytest.mark.parametrize("cls", [TRPOLag, CUP], ids=lambda c: c.name)
 @pytest.mark.slow
 def test_trpo_lag_and_cup_keep_one_multiplier_per_budgeted_term(cls):
-    config = tiny(cls.Config, budgets=("cost/hazard=1000", "cost/edge=0"), lambda_lr=2.0)
+    # the ascent rule from 0 (CUP's defaults are OmniSafe's Adam from 0.001)
+    config = tiny(cls.Config, budgets=("cost/hazard=1000", "cost/edge=0"), lambda_lr=2.0, lambda_optimizer="sgd",
+                  lambda_init=0.0)
     trainer = Trainer(cls, config, ToyEnvTwoCosts())
     _, m = trainer.run(trainer.init(jax.random.key(0)), 1)
     edge = float(m["constraint/step_cost/cost/edge"][0, 0])
@@ -163,3 +166,15 @@ def test_trpo_lag_and_cup_keep_one_multiplier_per_budgeted_term(cls):
     assert float(m["multiplier/lagrange/cost/edge"][0, 0]) == pytest.approx(2.0 * edge, rel=1e-5)
     assert float(m["multiplier/lagrange/cost/hazard"][0, 0]) == 0.0
     assert all(np.all(np.isfinite(v)) for v in m.values())
+
+
+@pytest.mark.slow
+def test_crpo_with_per_term_budgets_steps_on_the_violated_terms_cost():
+    # hazard's budget is out of reach, edge's is 0 (every edge step is over it; no tolerance, since the toy
+    # env's episodes are too short to pass 2): the one TRPO step follows −Â_c of edge, and edge's cost falls
+    batch, before, after, metrics = one_update(CRPO, ToyEnvTwoCosts(), budgets=("cost/hazard=1000", "cost/edge=0"),
+                                               distance=0.0)
+    assert float(batch.violation[0]) < 0 < float(batch.violation[1])
+    assert float(metrics["trust_region/accepted_step"]) >= 1
+    edge = batch.samples["adv_c"][:, 1]
+    assert surrogate(after, batch.samples, edge) < surrogate(before, batch.samples, edge)

@@ -21,7 +21,9 @@ PINNED = Path(__file__).parent / "data" / "ppo_lag_iteration.json"
 
 def one_ppo_lag_iteration() -> dict[str, dict[str, list[float]]]:
     """Metrics and, per model leaf (learner and optimizer), its sum and first entries after one iteration."""
-    trainer = Trainer(PPOLag, tiny(PPOLag.Config, lambda_lr=0.5, safety_bound=2.0), ToyEnv())
+    # standardized cost advantages, as every run was before decision 76 made centring the default
+    trainer = Trainer(PPOLag, tiny(PPOLag.Config, lambda_lr=0.5, safety_bound=2.0, cost_advantage="standardize"),
+                      ToyEnv())
     state, metrics = trainer.run(trainer.init(jax.random.key(0)), 1)
     leaves = jax.tree_util.tree_flatten_with_path(state.model)[0]
     model = {}

@@ -1,0 +1,31 @@
+"""TRPO-PID: TRPO on the Lagrangian mix of the advantages, λ by the PID Lagrangian (OmniSafe's ``TRPOPID``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+
+from crax.learners.base import PPOConfig
+from crax.learners.multipliers import PIDFields, PIDRule
+from crax.learners.trust_region import TrustRegionConfig, TrustRegionPPO
+
+
+@dataclasses.dataclass(frozen=True)
+class TRPOPIDConfig(PIDFields, TrustRegionConfig):
+    """TRPO-PID hyperparameters: the trust-region fields plus the PID controller's (:class:`PIDFields`,
+    whose defaults are TRPOPID.yaml's ``lagrange_cfgs``)."""
+
+
+class TRPOPID(PIDRule, TrustRegionPPO):
+    """TRPO step on (Â_r − λ Â_c)/(1 + λ); λ by :func:`~crax.learners.multipliers.pid_step` once per
+    iteration, before the step (as OmniSafe's ``TRPOPID._update``)."""
+
+    name: ClassVar[str] = "trpo-pid"
+    Config: ClassVar[type[PPOConfig]] = TRPOPIDConfig
+    config: TRPOPIDConfig  # the instance of Config that __init__ stores
+    supports_budgets: ClassVar[bool] = True
+
+    def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
+        return self.lagrangian_mix(adv_r, adv_c)

@@ -1,0 +1,34 @@
+"""TRPO-Saute: TRPO on the budget-augmented env (Saute), through the environment hook only (``ppo-saute``'s twin)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from crax.core.env import Env, SauteBudget
+from crax.core.params import ranged
+from crax.learners.base import PPOConfig
+from crax.learners.ppo_saute import PPOSauteConfig
+from crax.learners.trust_region import TrustRegionConfig, TrustRegionPPO
+
+
+@dataclasses.dataclass(frozen=True)
+class TRPOSauteConfig(TrustRegionConfig, PPOSauteConfig):
+    """TRPO-Saute hyperparameters: the trust-region fields plus ``ppo-saute``'s budget fields."""
+
+    safety_bound: float = ranged(25.0, gt=0)
+    """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
+
+
+class TRPOSaute(TrustRegionPPO):
+    """TRPO on :class:`crax.core.env.SauteBudget` ``(env)``, as ``ppo-saute`` (OmniSafe's ``TRPOSaute``)."""
+
+    name: ClassVar[str] = "trpo-saute"
+    Config: ClassVar[type[PPOConfig]] = TRPOSauteConfig
+
+    @classmethod
+    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
+        if not isinstance(config, TRPOSauteConfig):
+            raise ValueError(f"learner 'trpo-saute' takes a TRPOSauteConfig, got {type(config).__qualname__}")
+        return SauteBudget(env, safety_bound=config.safety_bound, discount=config.saute_discount,
+                           penalty=config.saute_penalty, max_budget=config.saute_max_budget)

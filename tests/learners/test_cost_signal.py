@@ -1,0 +1,61 @@
+"""The constraint signal: the rollout's mean step cost, or a window of finished episodes' costs (OmniSafe's EpCost)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from crax.learners import PPOLag
+from tests.learners.conftest import tiny
+
+T = 10  # episode length
+BOUND = 5.0
+
+
+def learner(**overrides) -> PPOLag:
+    return PPOLag(tiny(PPOLag.Config, safety_bound=BOUND, **overrides), 3, 2, T, rngs=nnx.Rngs(0))
+
+
+def rollout(episode_costs: list[float], steps: int = 6, envs: int = 2, step_cost: float = 0.3):
+    """A (steps, envs) rollout whose finished episodes (in time-major order) cost ``episode_costs``."""
+    cost = jnp.full((steps, envs), step_cost)
+    done = np.zeros((steps, envs), np.float32)
+    ep = np.zeros((steps, envs), np.float32)
+    for i, c in enumerate(episode_costs):
+        done.flat[i * 2] = 1.0  # every other row, time-major
+        ep.flat[i * 2] = c
+    return cost, jnp.asarray(ep), jnp.asarray(done)
+
+
+def test_the_rollout_signal_is_the_mean_step_cost():
+    learner_ = learner()
+    v = learner_.rollout_violation(*rollout([100.0]))
+    assert float(v) == pytest.approx(0.3 - BOUND / T)
+
+
+def test_the_episode_signal_averages_a_window_of_the_latest_finished_episodes():
+    learner_ = learner(cost_signal="episodes", cost_window=3)
+    v = learner_.rollout_violation(*rollout([], step_cost=0.7))  # none finished yet: the rollout's
+    assert float(v) == pytest.approx(0.7 - BOUND / T)
+    v = learner_.rollout_violation(*rollout([2.0, 4.0]))
+    assert float(v) == pytest.approx((3.0 - BOUND) / T)
+    v = learner_.rollout_violation(*rollout([9.0]))  # window [2, 4, 9]
+    assert float(v) == pytest.approx((5.0 - BOUND) / T)
+    v = learner_.rollout_violation(*rollout([1.0, 3.0, 5.0, 7.0]))  # more than the window at once: the latest 3
+    assert float(v) == pytest.approx((5.0 - BOUND) / T)
+    v = learner_.rollout_violation(*rollout([8.0]))  # drops the oldest (3)
+    assert float(v) == pytest.approx(((5.0 + 7.0 + 8.0) / 3 - BOUND) / T, rel=1e-6)
+    assert int(learner_.episodes_seen[...]) == 2 + 1 + 3 + 1
+    assert "episode_costs" not in learner_.multipliers()
+
+
+def test_the_episode_signal_keeps_one_window_per_budgeted_term():
+    learner_ = PPOLag(tiny(PPOLag.Config, budgets=("cost/a=4", "cost/b=6"), cost_signal="episodes", cost_window=2), 3, 2, T,
+               rngs=nnx.Rngs(0))
+    cost = jnp.zeros((4, 2, 2))
+    done = jnp.asarray([[1, 0], [0, 1], [0, 0], [0, 0]], jnp.float32)
+    ep = jnp.asarray([[[2.0, 8.0], [0, 0]], [[0, 0], [4.0, 10.0]], [[0, 0], [0, 0]], [[0, 0], [0, 0]]])
+    v = learner_.rollout_violation(cost, ep, done)
+    np.testing.assert_allclose(v, [(3.0 - 4) / T, (9.0 - 6) / T], rtol=1e-6)
