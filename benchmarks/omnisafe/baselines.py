@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import save
+from common import on_policy_algorithm, policy_batch, save
 from gymnasium import spaces
 from omnisafe.adapter.early_terminated_adapter import EarlyTerminatedAdapter
 from omnisafe.adapter.saute_adapter import SauteAdapter
@@ -48,25 +48,6 @@ IPO_COSTS = [5.0, 24.9, 24.99999, 25.0, 30.0]
 """Episode costs IPO's penalty is taken at: far below the limit, near it (κ/(d − J) passes penalty_max), over it."""
 
 
-class Logger:
-    """What OmniSafe's algorithms call on their logger: ``store`` (kept), ``log`` (dropped) and
-    ``get_stats`` (the episode cost the update reads)."""
-
-    def __init__(self, ep_cost: float = 0.0):
-        self.ep_cost = ep_cost
-        self.stored: dict[str, Any] = {}
-
-    def store(self, data: dict[str, Any]) -> None:
-        self.stored.update({k: v for k, v in data.items() if not isinstance(v, torch.Tensor) or v.numel() == 1})
-
-    def log(self, *_: Any, **__: Any) -> None:
-        pass
-
-    def get_stats(self, key: str) -> tuple[float]:
-        assert key == "Metrics/EpCost", key
-        return (self.ep_cost,)
-
-
 def make_actor() -> GaussianLearningActor:
     torch.manual_seed(0)
     box = lambda n: spaces.Box(-1.0, 1.0, (n,), np.float32)  # noqa: E731
@@ -76,29 +57,7 @@ def make_actor() -> GaussianLearningActor:
 
 
 def make_batch(actor: GaussianLearningActor) -> dict[str, torch.Tensor]:
-    """32 states, actions from the actor, stored log-probabilities a little off the actor's (ratios not
-    all 1, some past PPO's clip), standardized reward advantages and centred cost advantages."""
-    gen = torch.Generator().manual_seed(1)
-    obs = torch.randn(N, OBS, generator=gen)
-    with torch.no_grad():
-        dist = actor(obs)
-        act = dist.mean + dist.stddev * torch.randn(N, ACT, generator=gen)
-        logp = dist.log_prob(act).sum(-1) + 0.2 * torch.randn(N, generator=gen)
-    adv_r = torch.randn(N, generator=gen)
-    adv_r = (adv_r - adv_r.mean()) / (adv_r.std() + 1e-8)
-    adv_c = 0.3 * torch.relu(adv_r + 0.5 * torch.randn(N, generator=gen))
-    return {"obs": obs, "act": act, "logp": logp, "adv_r": adv_r, "adv_c": adv_c - adv_c.mean()}
-
-
-def make_algo(cls: type, yaml: str, actor: GaussianLearningActor, ep_cost: float = 0.0):
-    """An OmniSafe algorithm object without an environment: the yaml's defaults, the actor, a logger stub."""
-    algo = object.__new__(cls)
-    algo._cfgs = get_default_kwargs_yaml(yaml, None, "on-policy")
-    algo._actor_critic = torch.nn.Module()
-    algo._actor_critic.actor = actor
-    algo._logger = Logger(ep_cost)
-    algo._device = torch.device("cpu")
-    return algo
+    return policy_batch(actor, N, OBS, ACT, logp_noise=0.2)
 
 
 def actor_update(algo, batch: dict[str, torch.Tensor], theta0: torch.Tensor) -> torch.Tensor:
@@ -257,25 +216,25 @@ def main() -> None:
     theta0 = get_flat_params_from(actor).detach().clone()
     layout = [{"name": n, "shape": list(p.shape)} for n, p in actor.named_parameters()]
 
-    trpo = actor_update(make_algo(TRPO, "TRPO", actor), batch, theta0)
+    trpo = actor_update(on_policy_algorithm(TRPO, "TRPO", actor), batch, theta0)
 
     pid, pid_lambdas = pid_sequence("TRPOPID")
-    trpo_pid = make_algo(TRPOPID, "TRPOPID", actor)
+    trpo_pid = on_policy_algorithm(TRPOPID, "TRPOPID", actor)
     trpo_pid._lagrange = pid
     trpo_pid_theta = actor_update(trpo_pid, batch, theta0)
-    cppo_pid = make_algo(CPPOPID, "CPPOPID", actor)
+    cppo_pid = on_policy_algorithm(CPPOPID, "CPPOPID", actor)
     cppo_pid._lagrange, cppo_lambdas = pid_sequence("CPPOPID")
 
     lagrange, rcpo_lambdas = lagrange_sequence("RCPO")
-    rcpo = make_algo(RCPO, "RCPO", actor)
+    rcpo = on_policy_algorithm(RCPO, "RCPO", actor)
     rcpo._lagrange = lagrange
     rcpo_theta = actor_update(rcpo, batch, theta0)
-    pdo = make_algo(PDO, "PDO", actor)
+    pdo = on_policy_algorithm(PDO, "PDO", actor)
     pdo._lagrange, pdo_lambdas = lagrange_sequence("PDO")
 
     ipo = []
     for jc in IPO_COSTS:
-        algo = make_algo(IPO, "IPO", actor, jc)
+        algo = on_policy_algorithm(IPO, "IPO", actor, jc)
         rec = loss_and_grad(algo, batch)
         ipo.append({"ep_cost": jc, "penalty": algo._logger.stored["Misc/Penalty"], **rec})
 
@@ -283,7 +242,7 @@ def main() -> None:
     save("baselines", {
         "actor": {"obs": OBS, "act": ACT, "hidden": HIDDEN, "layout": layout, "theta": theta0},
         "batch": batch, "limit": LIMIT, "ep_costs": EP_COSTS,
-        "trpo": {"theta": trpo, **loss_and_grad(make_algo(TRPO, "TRPO", actor), batch)},
+        "trpo": {"theta": trpo, **loss_and_grad(on_policy_algorithm(TRPO, "TRPO", actor), batch)},
         "trpo_pid": {"lambdas": pid_lambdas, "theta": trpo_pid_theta, **loss_and_grad(trpo_pid, batch)},
         "cppo_pid": {"lambdas": cppo_lambdas, **loss_and_grad(cppo_pid, batch)},
         "rcpo": {"lambdas": rcpo_lambdas, "theta": rcpo_theta, **loss_and_grad(rcpo, batch)},

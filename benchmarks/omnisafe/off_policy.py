@@ -30,7 +30,7 @@ import torch
 from gymnasium.spaces import Box
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import save  # noqa: E402
+from common import Logger, save  # noqa: E402
 from omnisafe.algorithms.off_policy import (  # noqa: E402
     DDPG,
     DDPGPID,
@@ -54,21 +54,6 @@ INIT_ALPHA = 0.5
 EPISODE_COSTS = [40.0, 30.0, 10.0, 26.0, 5.0, 60.0]
 """The mean episode costs the multiplier rules are fed, one per update (the bound is 25)."""
 FAMILIES = {"ddpg": (DDPG, DDPGLag, DDPGPID), "td3": (TD3, TD3Lag, TD3PID), "sac": (SAC, SACLag, SACPID)}
-
-
-class Logger:
-    """What OmniSafe's methods call on their logger: ``store`` keeps the last value of each key."""
-
-    def __init__(self, episode_cost: float = 0.0):
-        self.stored: dict[str, float] = {}
-        self.episode_cost = episode_cost
-
-    def store(self, values: dict[str, Any]) -> None:
-        self.stored.update({k: float(v) for k, v in values.items()})
-
-    def get_stats(self, key: str) -> tuple[float, ...]:
-        assert key == "Metrics/EpCost", key
-        return (self.episode_cost,)
 
 
 class Env:

@@ -22,7 +22,7 @@ import torch
 from gymnasium import spaces
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import save  # noqa: E402
+from common import Logger, save  # noqa: E402
 from omnisafe.algorithms.on_policy.base.ppo import PPO  # noqa: E402
 from omnisafe.algorithms.on_policy.first_order.cup import CUP  # noqa: E402
 from omnisafe.algorithms.on_policy.first_order.focops import FOCOPS  # noqa: E402
@@ -42,27 +42,6 @@ EPISODE_COSTS = [30.0, 35.0, 28.0, 26.0, 20.0, 18.0, 24.0, 40.0, 22.0, 10.0]
 """Mean episode costs J_c fed to the Lagrange multiplier, around the limit 25."""
 PID_COSTS = [25.0 + 15.0 * math.sin(k / 3.0) + (7.0 if k % 4 == 0 else 0.0) for k in range(25)]
 """Mean episode costs fed to the PID Lagrangian: more updates than its d_delay (10)."""
-
-
-class Logger:
-    """What the algorithms' methods ask of OmniSafe's logger: ``get_stats`` gives the episode cost."""
-
-    def __init__(self, ep_cost: float = 0.0):
-        self.ep_cost = ep_cost
-        self.stored: list[dict] = []
-
-    def store(self, data: dict) -> None:
-        self.stored.append(data)
-
-    def log(self, msg: str) -> None:
-        print(msg)
-
-    def register_key(self, *args, **kwargs) -> None:
-        pass
-
-    def get_stats(self, key: str) -> list[float]:
-        assert key == "Metrics/EpCost", key
-        return [self.ep_cost]
 
 
 def config(algo: str, **algo_cfgs):
@@ -262,7 +241,7 @@ def updates() -> dict:
         before = actor_params(algo._actor_critic.actor)
         algo._buf = Buffer({k: v for k, v in b.items() if not k.startswith("old_")})
         algo._update()
-        stats = {k: v for d in algo._logger.stored for k, v in d.items()}
+        stats = dict(algo._logger.stored)
         record = {"params": before, "batch": b, "after": actor_params(algo._actor_critic.actor),
                   "target_kl": cfgs.algo_cfgs.target_kl, "update_iters": cfgs.algo_cfgs.update_iters,
                   "lr": cfgs.model_cfgs.actor.lr, "stop_iter": stats["Train/StopIter"],

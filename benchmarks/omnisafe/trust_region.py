@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import save
+from common import on_policy_algorithm, policy_batch, save
 from gymnasium import spaces
 from omnisafe.algorithms.on_policy.base import natural_pg, trpo
 from omnisafe.algorithms.on_policy.base.natural_pg import NaturalPG
@@ -44,25 +44,6 @@ from omnisafe.utils.tools import get_flat_params_from, set_param_values_to_model
 OBS, ACT, N, HIDDEN = 3, 2, 32, [4]
 LIMIT = 25.0
 TRPO_LAG_LAMBDA = 0.7
-
-
-class Logger:
-    """What OmniSafe's algorithms call on their logger: ``store`` (kept), ``log`` (dropped) and
-    ``get_stats`` (the episode cost the update reads)."""
-
-    def __init__(self, ep_cost: float = 0.0):
-        self.ep_cost = ep_cost
-        self.stored: dict[str, Any] = {}
-
-    def store(self, data: dict[str, Any]) -> None:
-        self.stored.update({k: v for k, v in data.items() if not isinstance(v, torch.Tensor) or v.numel() == 1})
-
-    def log(self, *_: Any, **__: Any) -> None:
-        pass
-
-    def get_stats(self, key: str) -> tuple[float]:
-        assert key == "Metrics/EpCost", key
-        return (self.ep_cost,)
 
 
 CG_CALLS: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -88,30 +69,7 @@ def make_actor() -> GaussianLearningActor:
 
 
 def make_batch(actor: GaussianLearningActor) -> dict[str, torch.Tensor]:
-    """32 states, actions from the actor, stored log-probabilities a little off the actor's (so the
-    ratios are not all 1), standardized reward advantages and centred cost advantages partly along
-    them (reward and cost rise together: CPO's constraint binds)."""
-    gen = torch.Generator().manual_seed(1)
-    obs = torch.randn(N, OBS, generator=gen)
-    with torch.no_grad():
-        dist = actor(obs)
-        act = dist.mean + dist.stddev * torch.randn(N, ACT, generator=gen)
-        logp = dist.log_prob(act).sum(-1) + 0.05 * torch.randn(N, generator=gen)
-    adv_r = torch.randn(N, generator=gen)
-    adv_r = (adv_r - adv_r.mean()) / (adv_r.std() + 1e-8)
-    adv_c = 0.3 * torch.relu(adv_r + 0.5 * torch.randn(N, generator=gen))
-    return {"obs": obs, "act": act, "logp": logp, "adv_r": adv_r, "adv_c": adv_c - adv_c.mean()}
-
-
-def make_algo(cls: type, yaml: str, actor: GaussianLearningActor, ep_cost: float = 0.0):
-    """An OmniSafe algorithm object without an environment: the yaml's defaults, the actor, a logger stub."""
-    algo = object.__new__(cls)
-    algo._cfgs = get_default_kwargs_yaml(yaml, None, "on-policy")
-    algo._actor_critic = torch.nn.Module()
-    algo._actor_critic.actor = actor
-    algo._logger = Logger(ep_cost)
-    algo._device = torch.device("cpu")
-    return algo
+    return policy_batch(actor, N, OBS, ACT, logp_noise=0.05)
 
 
 def run_update(algo, batch: dict[str, torch.Tensor], theta0: torch.Tensor) -> dict[str, Any]:
@@ -150,7 +108,7 @@ def record_cpo(actor, batch, theta0) -> list[dict[str, Any]]:
     """CPO in each case: c (EpCost − limit) set from OmniSafe's own s and r on this batch so that the
     cases 3, 2, 1, 0 occur, and case 1 again with the cost advantages negated (r < 0); beside each,
     OmniSafe's step direction and line search with r negated."""
-    probe = run_update(make_algo(CPO, "CPO", actor, LIMIT), batch, theta0)
+    probe = run_update(on_policy_algorithm(CPO, "CPO", actor, LIMIT), batch, theta0)
     delta = 0.01
     reach = math.sqrt(2 * delta * probe["s"])  # the most bᵀΔθ can fall inside the trust region
     alpha = math.sqrt(2 * delta / probe["q"])
@@ -160,7 +118,7 @@ def record_cpo(actor, batch, theta0) -> list[dict[str, Any]]:
             (0, 2.0 * reach, batch), (1, 0.5 * reach, negated)]
     records = []
     for case, c, data in runs:
-        algo = make_algo(CPO, "CPO", actor, LIMIT + c)
+        algo = on_policy_algorithm(CPO, "CPO", actor, LIMIT + c)
         rec = run_update(algo, data, theta0)
         assert rec["OptimCase"] == case, (case, rec["OptimCase"])
         c_used = algo._logger.ep_cost - LIMIT
@@ -177,12 +135,12 @@ def record_cpo(actor, batch, theta0) -> list[dict[str, Any]]:
 def record_pcpo(actor, batch, theta0) -> list[dict[str, Any]]:
     """PCPO with the reward step inside the linearized constraint and with it projected; beside each,
     OmniSafe's line search on the step with x = H⁻¹g in place of OmniSafe's H·x."""
-    probe = run_update(make_algo(PCPO, "PCPO", actor, LIMIT), batch, theta0)
+    probe = run_update(on_policy_algorithm(PCPO, "PCPO", actor, LIMIT), batch, theta0)
     delta = 0.01
     alpha = math.sqrt(2 * delta / probe["q"])
     records = []
     for c in (-2.0 * alpha * probe["r"], -0.5 * alpha * probe["r"]):
-        algo = make_algo(PCPO, "PCPO", actor, LIMIT + c)
+        algo = on_policy_algorithm(PCPO, "PCPO", actor, LIMIT + c)
         rec = run_update(algo, batch, theta0)
         c_used = algo._logger.ep_cost - LIMIT
         q, r, s = (torch.as_tensor(rec[k]) for k in ("q", "r", "s"))
@@ -199,13 +157,13 @@ def main() -> None:
     theta0 = get_flat_params_from(actor).detach().clone()
     layout = [{"name": n, "shape": list(p.shape)} for n, p in actor.named_parameters()]
 
-    trpo_lag = make_algo(TRPOLag, "TRPOLag", actor)
+    trpo_lag = on_policy_algorithm(TRPOLag, "TRPOLag", actor)
     trpo_lag._lagrange = Lagrange(**trpo_lag._cfgs.lagrange_cfgs)
     trpo_lag._lagrange.lagrangian_multiplier.data.fill_(TRPO_LAG_LAMBDA)
 
     crpo = []
     for c in (1.0, 3.0):  # within and past OnCRPO's distance (2) over the limit
-        algo = make_algo(OnCRPO, "OnCRPO", actor, LIMIT + c)
+        algo = on_policy_algorithm(OnCRPO, "OnCRPO", actor, LIMIT + c)
         algo._rew_update = algo._cost_update = 0
         rec = run_update(algo, batch, theta0)
         crpo.append({**rec, "c": c, "cost_update": algo._cost_update})
@@ -219,8 +177,8 @@ def main() -> None:
         "layout": layout,
         "theta0": theta0,
         "batch": batch,
-        "natural_pg": run_update(make_algo(NaturalPG, "NaturalPG", actor), batch, theta0),
-        "trpo": run_update(make_algo(TRPO, "TRPO", actor), batch, theta0),
+        "natural_pg": run_update(on_policy_algorithm(NaturalPG, "NaturalPG", actor), batch, theta0),
+        "trpo": run_update(on_policy_algorithm(TRPO, "TRPO", actor), batch, theta0),
         "trpo_lag": run_update(trpo_lag, batch, theta0),
         "cpo": record_cpo(actor, batch, theta0),
         "pcpo": record_pcpo(actor, batch, theta0),
