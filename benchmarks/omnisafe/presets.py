@@ -58,6 +58,15 @@ ALGORITHMS: dict[str, tuple[str, str, dict[str, str]]] = {
     "trpo-simmer-pid": ("TRPOSimmerPID", "on-policy", {}),
     "ppo-early-terminated": ("PPOEarlyTerminated", "on-policy", {}),
     "trpo-early-terminated": ("TRPOEarlyTerminated", "on-policy", {}),
+    "ddpg": ("DDPG", "off-policy", {}),
+    "ddpg-lag": ("DDPGLag", "off-policy", {}),
+    "ddpg-pid": ("DDPGPID", "off-policy", {}),
+    "td3": ("TD3", "off-policy", {}),
+    "td3-lag": ("TD3Lag", "off-policy", {}),
+    "td3-pid": ("TD3PID", "off-policy", {}),
+    "sac": ("SAC", "off-policy", {}),
+    "sac-lag": ("SACLag", "off-policy", {}),
+    "sac-pid": ("SACPID", "off-policy", {}),
 }
 """The crax learners that have an OmniSafe counterpart, and the counterpart's own settings."""
 
@@ -140,6 +149,76 @@ def on_policy_fields(cfg: dict[str, Any], learner: str) -> tuple[dict[str, Any],
     return f, notes
 
 
+def multiplier_fields(lag: dict[str, Any]) -> dict[str, Any]:
+    """crax's multiplier fields from OmniSafe's ``lagrange_cfgs`` (the Lagrange or the PID controller's)."""
+    pid = "pid_kp" in lag
+    f = {field: lag[key] for key, field in (PID if pid else LAGRANGE).items() if lag.get(key) is not None}
+    if "cost_limit" in lag:
+        f["safety_bound"] = lag["cost_limit"]
+    if "lambda_optimizer" in lag and not pid:
+        f["lambda_optimizer"] = lag["lambda_optimizer"].lower()
+    return f
+
+
+def off_policy_fields(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The crax fields of an OmniSafe off-policy config (a yaml's ``defaults`` or one env's section over
+    them), and notes on what differs."""
+    train, algo, model = cfg["train_cfgs"], cfg["algo_cfgs"], cfg["model_cfgs"]
+    notes: dict[str, str] = {}
+    f: dict[str, Any] = {
+        "total_steps": train["total_steps"], "num_envs": train["vector_env_nums"],
+        "unroll_length": algo["update_cycle"], "updates_per_iteration": algo["update_iters"],
+        "buffer_size": algo["size"], "batch_size": algo["batch_size"], "learning_starts": algo["start_learning_steps"],
+        "normalize_observations": algo["obs_normalize"], "observation_clip": 5.0,
+        "max_grad_norm": algo["max_grad_norm"], "tau": algo["polyak"], "discounting": algo["gamma"],
+        "reward_scaling": 1.0, "desync_episodes": False, "n_step": 1,
+        "actor_hidden": model["actor"]["hidden_sizes"], "critic_hidden": model["critic"]["hidden_sizes"],
+        "activation": model["actor"]["activation"], "actor_learning_rate": model["actor"]["lr"],
+        "critic_learning_rate": model["critic"]["lr"],
+        "cost_signal": "episodes", "cost_window": cfg["logger_cfgs"]["window_lens"],
+        # one OmniSafe epoch a compiled call (run settings: what an iteration computes is unchanged)
+        "iterations_per_call": algo["steps_per_epoch"] // (train["vector_env_nums"] * algo["update_cycle"]),
+    }
+    f["checkpoint_every"] = 10 * f["iterations_per_call"]
+    if model["actor_type"] == "mlp":  # DDPG and TD3: a deterministic actor
+        f["policy_delay"] = algo["policy_delay"]
+        if algo["use_exploration_noise"]:
+            f["exploration_noise"] = algo["exploration_noise"]
+        if model["critic"]["num_critics"] == 2:  # TD3's target smoothing
+            f["target_noise"], f["noise_clip"] = algo["policy_noise"], algo["policy_noise_clip"]
+    if "alpha" in algo:
+        f["init_alpha"], f["auto_alpha"] = algo["alpha"], algo["auto_alpha"]
+    f.update(multiplier_fields(cfg.get("lagrange_cfgs", {})))
+    notes["iteration"] = ("an iteration is OmniSafe's update cycle: update_cycle env steps, update_iters gradient "
+                          "steps and one multiplier step, as OmniSafe's _update takes them; a single MJX env on a "
+                          "CPU makes it slow (raise num_envs and unroll_length, and updates_per_iteration with them)")
+    if algo.get("warmup_epochs"):
+        notes["warmup_epochs"] = f"OmniSafe holds λ for its first {algo['warmup_epochs']} epochs; crax does not"
+    if algo["reward_normalize"] or algo["cost_normalize"]:
+        notes["cost_normalize"] = "OmniSafe normalizes rewards/costs by a running estimate; crax does not"
+    if algo.get("use_critic_norm"):
+        notes["use_critic_norm"] = "OmniSafe adds an L2 penalty to the critics' loss; crax's off-policy critics have none"
+    if model["actor_type"] == "mlp":
+        notes["exploration"] = ("OmniSafe adds exploration noise to the squashed action and clips it; crax adds it "
+                                "to the action before its tanh")
+    notes["weight_initialization_mode"] = (f"OmniSafe's {model['weight_initialization_mode']}; crax's Flax defaults "
+                                           "(LeCun normal kernels, zero biases)")
+    if model["actor_type"] == "gaussian_sac":
+        notes["actor_type"] = ("OmniSafe's SAC actor's scale is exp(clip(raw, −20, 2)); crax's softplus(raw + 0.5413) "
+                               "+ 1e-3")
+        if algo.get("policy_delay", 1) != 1:
+            notes["policy_delay"] = "OmniSafe delays SAC's actor too; crax's SAC steps it every update"
+    return {k: v for k, v in f.items() if v is not None}, notes
+
+
+def deep_update(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over``'s entries laid over it, nested tables merged (OmniSafe's per-env sections)."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = deep_update(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -149,12 +228,14 @@ def toml_value(v: Any) -> str:
 
 
 def write(learner: str, algorithm: str, folder: str, fields: dict[str, Any], notes: dict[str, str],
-          omnisafe_version: str) -> pathlib.Path:
+          omnisafe_version: str, per_env: dict[str, dict[str, Any]] | None = None) -> pathlib.Path:
     lines = [f"# OmniSafe {omnisafe_version}'s {algorithm} defaults (configs/{folder}/{algorithm}.yaml) as crax's "
              f"{learner} fields.", "# Written by benchmarks/omnisafe/presets.py; do not edit by hand.", "",
              "[source]", f'algorithm = "{algorithm}"', f'config = "configs/{folder}/{algorithm}.yaml"',
              f'omnisafe = "{omnisafe_version}"', "", "[fields]"]
     lines += [f"{k} = {toml_value(v)}" for k, v in fields.items() if v is not None]
+    for env_id, values in (per_env or {}).items():
+        lines += ["", f'[env."{env_id}".fields]'] + [f"{k} = {toml_value(v)}" for k, v in values.items()]
     if notes:
         lines += ["", "[notes]"] + [f"{k} = {json.dumps(v)}" for k, v in notes.items()]
     path = HERE / "omnisafe" / f"{learner}.toml"
@@ -173,21 +254,28 @@ def main() -> None:
         if learner not in table:
             print(f"skip {learner}: not a crax learner (yet)")
             continue
-        if folder != "on-policy":
-            continue
-        cfg = yaml.safe_load((args.omnisafe / "configs" / folder / f"{algorithm}.yaml").read_text())["defaults"]
-        fields, notes = on_policy_fields(cfg, learner)
-        fields.update({crax: cfg["algo_cfgs"][key] for key, crax in own.items() if key in cfg["algo_cfgs"]})
-        if learner == "p3o":  # OmniSafe's κ is fixed: crax's schedule from κ₀ to κ_max stays at κ₀
-            fields["kappa_max"] = fields["kappa_init"]
+        document = yaml.safe_load((args.omnisafe / "configs" / folder / f"{algorithm}.yaml").read_text())
+        cfg = document["defaults"]
         known = {f.name for f in dataclasses.fields(table[learner].Config)}
+        per_env: dict[str, dict[str, Any]] = {}
+        if folder == "on-policy":
+            fields, notes = on_policy_fields(cfg, learner)
+            fields.update({crax: cfg["algo_cfgs"][key] for key, crax in own.items() if key in cfg["algo_cfgs"]})
+            if learner == "p3o":  # OmniSafe's κ is fixed: crax's schedule from κ₀ to κ_max stays at κ₀
+                fields["kappa_max"] = fields["kappa_init"]
+        else:
+            fields, notes = off_policy_fields(cfg)
+            for env_id, section in document.items():
+                if env_id != "defaults":
+                    env_fields = off_policy_fields(deep_update(cfg, section))[0]
+                    per_env[env_id] = {k: v for k, v in env_fields.items() if k in known and fields.get(k) != v}
         for name in sorted(set(fields) - known):
-            if fields[name] is not None:
-                notes[name] = f"OmniSafe sets {name} = {fields.pop(name)!r}; crax's {learner} has no such field"
-            else:
-                fields.pop(name)
-        path = write(learner, algorithm, folder, fields, notes, version)
-        preset_values("omnisafe", table[learner])
+            value = fields.pop(name)
+            if value is not None:
+                notes.setdefault(name, f"OmniSafe sets {name} = {value!r}; crax's {learner} has no such field")
+        path = write(learner, algorithm, folder, fields, notes, version, per_env)
+        for env_id in (None, *per_env):
+            preset_values("omnisafe", table[learner], env_id)
         print(f"wrote {path.relative_to(ROOT)}")
 
 

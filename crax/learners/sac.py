@@ -23,6 +23,9 @@ class SACFields:
     """Initial temperature α of the entropy term (0.1 by measurement: docs/learners.md, decision 66)."""
     target_entropy: float | None = ranged(None, optional=True)
     """Entropy the temperature is tuned towards; None: −(action size), Haarnoja et al.'s choice."""
+    auto_alpha: bool = True
+    """Tune α towards ``target_entropy`` after every actor step; False keeps α at ``init_alpha``
+    (OmniSafe's SAC yamls: ``auto_alpha: False``, α 0.2)."""
 
 
 class Temperature(nnx.Module):
@@ -106,6 +109,8 @@ class SAC(OffPolicyLearner):
         return loss, {"loss/actor": loss, "policy/entropy": -logp.mean()}
 
     def extra_update(self, optimizers, x, key):
+        if not self.config.auto_alpha:
+            return {"alpha": self.temperature()}
         _, logp = squashed_sample(self.actor, x, key)
         gap = jax.lax.stop_gradient(logp + self.entropy_target)
 

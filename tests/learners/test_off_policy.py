@@ -186,6 +186,17 @@ def test_an_update_moves_the_targets_by_tau_towards_the_new_online_networks(cls)
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("auto", [True, False])
+def test_sac_tunes_its_temperature_only_with_auto_alpha(auto):
+    lrn = learner(SAC, init_alpha=0.2, auto_alpha=auto)
+    opts = lrn.optimizers()
+    for step in range(3):
+        metrics = lrn.update(opts, batch(), jax.random.key(step), jnp.asarray(step))
+    alpha = float(lrn.temperature())
+    assert float(metrics["alpha"]) == pytest.approx(alpha)
+    assert (alpha != pytest.approx(0.2, abs=1e-7)) is auto  # OmniSafe's yamls keep α fixed at 0.2
+
+
 def test_td3_steps_its_actor_and_targets_only_every_policy_delay_updates():
     td3 = learner(TD3, policy_delay=2)
     opts = td3.optimizers()

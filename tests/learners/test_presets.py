@@ -20,6 +20,8 @@ def test_every_preset_file_names_fields_of_its_learner_in_range(preset):
         values = presets.preset_values(preset, table[name])
         assert values
         assert presets.source(preset, name)["source"]["algorithm"]
+        for env_id in presets.read(preset, name).get("env", {}):
+            assert presets.preset_values(preset, table[name], env_id) != values
 
 
 def test_the_omnisafe_preset_is_omnisafes_ppo_lag():
@@ -29,6 +31,16 @@ def test_the_omnisafe_preset_is_omnisafes_ppo_lag():
     assert values["actor_hidden"] == (64, 64) and values["activation"] == "tanh"
     assert values["batch_size"] * values["num_minibatches"] == 19_968 and values["num_epochs"] == 40
     assert values["cost_signal"] == "episodes" and values["cost_window"] == 100
+
+
+def test_an_env_section_lays_omnisafes_per_env_values_over_the_defaults():
+    sac_lag = learners()["sac-lag"]
+    values = presets.preset_values("omnisafe", sac_lag)
+    goal = presets.preset_values("omnisafe", sac_lag, "SafetyPointGoal1-v0")
+    assert values["init_alpha"] == pytest.approx(0.2) and not values["auto_alpha"]
+    assert goal["init_alpha"] == pytest.approx(1e-5) and goal["actor_learning_rate"] == pytest.approx(5e-6)
+    assert goal["buffer_size"] == values["buffer_size"]
+    assert presets.preset_values("omnisafe", sac_lag, "SafetyHopperVelocity-v1") == values  # no section
 
 
 def test_unknown_presets_and_uncovered_learners_name_the_choices():
