@@ -62,7 +62,7 @@ class Logger:
             if hasattr(value, "numel"):
                 if value.numel() != 1:
                     continue
-                value = float(value)
+                value = float(value.detach())
             self.stored[key] = value
 
     def log(self, *_: Any, **__: Any) -> None:

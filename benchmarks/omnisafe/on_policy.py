@@ -99,16 +99,17 @@ def batch(seed: int, actor) -> dict[str, torch.Tensor]:
             "target_value_c": target_c, "old_mean": old_dist.mean, "old_std": old_dist.stddev}
 
 
-def gae_and_buffer() -> dict:
+def gae_and_buffer(penalty: float = 0.0) -> dict:
     """``OnPolicyBuffer``: three paths (a termination with last value 0, a truncation bootstrapped from
-    a value, a path cut by the epoch's end bootstrapped likewise), then ``get()``'s normalized advantages."""
+    a value, a path cut by the epoch's end bootstrapped likewise), then ``get()``'s normalized advantages;
+    with ``penalty`` (OmniSafe's ``penalty_coef``) the rewards lose ``penalty · cost`` before GAE."""
     cfgs = config("PPOLag")
     g = torch.Generator().manual_seed(3)
     lengths, last_r, last_c = [5, 7, 4], [0.0, 1.7, -0.4], [0.0, 0.6, 0.25]
     size = sum(lengths)
     buf = OnPolicyBuffer(OBS_SPACE, ACT_SPACE, size, gamma=cfgs.algo_cfgs.gamma, lam=cfgs.algo_cfgs.lam,
-                         lam_c=cfgs.algo_cfgs.lam_c, advantage_estimator="gae", standardized_adv_r=True,
-                         standardized_adv_c=True)
+                         lam_c=cfgs.algo_cfgs.lam_c, advantage_estimator="gae", penalty_coefficient=penalty,
+                         standardized_adv_r=True, standardized_adv_c=True)
     reward, cost = torch.randn(size, generator=g), (torch.rand(size, generator=g) < 0.4).float()
     value_r, value_c = torch.randn(size, generator=g), torch.rand(size, generator=g)
     start = 0
@@ -120,7 +121,7 @@ def gae_and_buffer() -> dict:
         start += length
     raw = {k: buf.data[k].clone() for k in ("adv_r", "adv_c")}
     data = buf.get()
-    return {"gamma": cfgs.algo_cfgs.gamma, "lam": cfgs.algo_cfgs.lam, "lam_c": cfgs.algo_cfgs.lam_c,
+    return {"gamma": cfgs.algo_cfgs.gamma, "lam": cfgs.algo_cfgs.lam, "lam_c": cfgs.algo_cfgs.lam_c, "penalty": penalty,
             "lengths": lengths, "last_value_r": last_r, "last_value_c": last_c, "reward": reward, "cost": cost,
             "value_r": value_r, "value_c": value_c, "raw_adv_r": raw["adv_r"], "raw_adv_c": raw["adv_c"],
             "adv_r": data["adv_r"], "adv_c": data["adv_c"], "target_value_r": data["target_value_r"],
@@ -261,6 +262,7 @@ def updates() -> dict:
 
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float32)
-    path = save("on_policy", {"gae": gae_and_buffer(), "lagrange": lagrange(), "pid": pid(), "losses": losses(),
+    path = save("on_policy", {"gae": gae_and_buffer(), "gae_penalized": gae_and_buffer(penalty=0.5),
+                              "lagrange": lagrange(), "pid": pid(), "losses": losses(),
                               "updates": updates()}, source="benchmarks/omnisafe/on_policy.py")
     print(path, path.stat().st_size, "bytes")

@@ -29,6 +29,7 @@ from crax.learners import (
     IterationBatch,
     PolicyBatch,
     PPOEarlyTerminated,
+    PPOSaute,
     PPOSimmerPID,
     Trainer,
     TRPOEarlyTerminated,
@@ -283,13 +284,16 @@ def run_env(env: Env, rec: dict, extra: tuple[float, ...] = ()) -> dict[str, np.
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+@pytest.mark.parametrize("cls", [PPOSaute, TRPOSaute], ids=lambda c: c.name)
 @pytest.mark.parametrize("run", range(2), ids=["gamma=0.999", "gamma=0.99"])
-def test_saute_budget_matches_omnisafe_s_adapter(run):
+def test_saute_budget_matches_omnisafe_s_adapter(run, cls):
     rec = DATA["saute"]
     omni = rec["runs"][run]
     gamma = float(omni["saute_gamma"])
-    env = SauteBudget(GivenCostEnv(int(rec["horizon"])), safety_bound=float(DATA["limit"]), discount=gamma,
-                      penalty=float(rec["cfgs"]["unsafe_reward"]), max_budget=3.0)
+    config = tiny(cls.Config, safety_bound=float(DATA["limit"]), saute_discount=gamma,
+                  saute_penalty=float(rec["cfgs"]["unsafe_reward"]), saute_max_budget=3.0)
+    env = cls.wrap_env(GivenCostEnv(int(rec["horizon"])), config)
+    assert isinstance(env, SauteBudget)
     np.testing.assert_allclose(env.discounted_bound, float(np.ravel(omni["safety_budget"])[0]), rtol=1e-6)
     got = run_env(env, rec)
     np.testing.assert_allclose(got["z"], omni["z"], rtol=1e-5, atol=1e-6)

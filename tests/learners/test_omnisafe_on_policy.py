@@ -12,12 +12,13 @@ import optax
 import pytest
 from flax import nnx
 
-from crax.learners import CUP, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PPOLag
+from crax.learners import CUP, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PPOCost, PPOLag
 from crax.learners.base import IterationBatch, adam
 from crax.learners.cup import projection_loss
 from crax.learners.multipliers import PIDFields, lagrangian_adam, pid_init, pid_step
 from crax.learners.networks import gaussian_kl, gaussian_log_prob
 from crax.learners.trainer import gae, normalize_cost, standardize
+from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
 
 DATA = load("on_policy")
@@ -81,23 +82,30 @@ def violation(ep_cost: float) -> jax.Array:
 
 # ---- GAE and the buffer ---------------------------------------------------------------------------
 
-def test_gae_targets_and_normalized_advantages_match_omnisafes_buffer():
-    g = DATA["gae"]
+def buffer_gae(g: dict, signals: dict[str, jax.Array]) -> tuple[dict, dict]:
+    """crax's GAE on the recorded buffer's paths (the first terminated, with last value 0; the others
+    bootstrapped from the recorded last values) for the reward and cost ``signals``: advantages, targets."""
     lengths = g["lengths"].astype(int)
     ends = np.cumsum(lengths) - 1
     n = int(lengths.sum())
     dones = np.zeros(n, np.float32)
     dones[ends] = 1.0
     terminations = np.zeros(n, np.float32)
-    terminations[ends[0]] = 1.0  # the first path terminated (OmniSafe: last value 0); the others bootstrap
+    terminations[ends[0]] = 1.0
     adv, targets = {}, {}
     for k in ("r", "c"):
         values = g[f"value_{k}"]
         nxt = np.concatenate([values[1:], [0.0]]).astype(np.float32)
         nxt[ends] = g[f"last_value_{k}"]
-        signal = g["reward"] if k == "r" else g["cost"]
-        adv[k], targets[k] = gae(jnp.asarray(signal), jnp.asarray(values), jnp.asarray(nxt), jnp.asarray(terminations),
-                                 jnp.asarray(dones), float(g["gamma"]), float(g[f"lam{'_c' if k == 'c' else ''}"]))
+        adv[k], targets[k] = gae(jnp.asarray(signals[k]), jnp.asarray(values), jnp.asarray(nxt),
+                                 jnp.asarray(terminations), jnp.asarray(dones), float(g["gamma"]),
+                                 float(g[f"lam{'_c' if k == 'c' else ''}"]))
+    return adv, targets
+
+
+def test_gae_targets_and_normalized_advantages_match_omnisafes_buffer():
+    g = DATA["gae"]
+    adv, targets = buffer_gae(g, {"r": g["reward"], "c": g["cost"]})
     np.testing.assert_allclose(adv["r"], g["raw_adv_r"], **TOL)
     np.testing.assert_allclose(adv["c"], g["raw_adv_c"], **TOL)
     np.testing.assert_allclose(targets["r"], g["target_value_r"], **TOL)
@@ -106,6 +114,18 @@ def test_gae_targets_and_normalized_advantages_match_omnisafes_buffer():
     centred, scale = normalize_cost(adv["c"], "center")  # OmniSafe centres cost advantages, keeps their scale
     np.testing.assert_allclose(centred, g["adv_c"], **TOL)
     assert float(scale) == 1.0
+
+
+def test_ppo_cost_trains_on_omnisafes_penalized_reward():
+    # OmniSafe's buffer subtracts penalty_coef · cost from the reward before GAE: crax's ppo-cost hook
+    g = DATA["gae_penalized"]
+    learner = PPOCost(tiny(PPOCost.Config, cost_weight=float(g["penalty"])), 3, 2, 100, rngs=nnx.Rngs(0))
+    reward = learner.training_reward(jnp.asarray(g["reward"]), jnp.asarray(g["cost"]))
+    adv, targets = buffer_gae(g, {"r": reward, "c": g["cost"]})
+    np.testing.assert_allclose(adv["r"], g["raw_adv_r"], **TOL)
+    np.testing.assert_allclose(targets["r"], g["target_value_r"], **TOL)
+    np.testing.assert_allclose(standardize(adv["r"]), g["adv_r"], **TOL)
+    assert not np.allclose(g["raw_adv_r"], DATA["gae"]["raw_adv_r"])  # the penalty changed them
 
 
 def test_each_budgeted_term_is_normalized_alone():
