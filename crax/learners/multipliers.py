@@ -20,7 +20,7 @@ as the episode's excess T·v (and the episode cost T·v + d), the units OmniSafe
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -103,6 +103,12 @@ class PIDFields:
     ``sum_norm`` nor ``diff_norm`` is set."""
     lambda_init: float = ranged(0.001, ge=0)
     """The integral's initial value I₀ (OmniSafe's ``lagrangian_multiplier_init``); λ itself starts at 0."""
+
+    retired_fields: ClassVar[dict[str, str]] = {
+        "integral_max": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (decision 77)",
+        "derivative_ema": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (decision 77)"}
+    """Fields of runs stored before a rule changed, and why they are gone (read by
+    ``crax.runs.checkpoint.config_from_dict``)."""
 
 
 @jax.tree_util.register_dataclass

@@ -90,6 +90,12 @@ def config_from_dict(config_cls: type, values: dict[str, Any]):
     default."""
     names = {f.name: f for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(values) - set(names))
+    retired = {k: why for k, why in getattr(config_cls, "retired_fields", {}).items() if k in unknown}
+    if retired:
+        reasons = "; ".join(sorted(set(retired.values())))
+        raise ValueError(f"this run was stored by an older crax with config field(s) {sorted(retired)}, which "
+                         f"{config_cls.__qualname__} no longer has: {reasons}. Train it again with this version, or "
+                         "load it with the crax version that wrote it")
     if unknown:
         raise ValueError(f"unknown config field(s) {unknown} for {config_cls.__qualname__}; valid fields: "
                          f"{', '.join(sorted(names))}")

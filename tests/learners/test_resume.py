@@ -238,3 +238,15 @@ def test_extending_a_finished_run_retracts_its_results_until_it_finishes(tmp_pat
     assert read_result(run_dir).env_steps == 4 * STEPS_PER_ITER
     out = capsys.readouterr().out  # the final evaluation of both policies, the judged one first
     assert "seed 0: return" in out and "stochastic policy)" in out and "deterministic policy: return" in out
+
+
+@pytest.mark.parametrize("learner, stored", [
+    ("ppo-pid", {"integral_max": 1.0, "derivative_ema": 0.95, "kp": 10.0}),
+    ("focops", {"nu_init": 0.1, "nu_lr": 1.0, "nu_max": 100.0}),
+])
+def test_a_run_stored_before_a_rule_changed_is_refused_saying_why(learner, stored):
+    from crax.runs import checkpoint as ckpt
+    from crax.runs.envs import get_learner
+
+    with pytest.raises(ValueError, match=r"stored by an older crax .* no longer has: .*\(decision (77|80)\)"):
+        ckpt.config_from_dict(get_learner(learner).Config, stored)
