@@ -30,7 +30,9 @@ def test_the_tables_are_where_the_pages_show_them():
     names = {p.relative_to(ROOT).as_posix(): {m.group("name") for m in tables.PATTERN.finditer(p.read_text())}
              for p in tables.pages()}
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
-    assert "md-head-trust_region_sweep" in names["README.md"]  # issue 20's sweep of the trust-region learners
+    assert "md-head-trust_region_sweep_76" in names["README.md"]  # the trust-region learners after decisions 76-82
+    assert {"md-trust_region_sweep", "md-trust_region_sweep_76"} <= names["docs/learners.md"]  # and issue 20's
+    assert "md-omnisafe_reproduction" in names["docs/results.md"]  # beside OmniSafe's published table
     assert "learning-PointGoal1-before" in names["docs/results_history.md"]
     assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags",
             "update-flops", "warp-256", "gpu-warp-4096"} <= names["docs/performance.md"]
