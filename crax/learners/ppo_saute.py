@@ -32,7 +32,13 @@ class PPOSaute(ConstrainedPPO):
 
     @classmethod
     def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        if not isinstance(config, PPOSauteConfig):
-            raise ValueError(f"learner 'ppo-saute' takes a PPOSauteConfig, got {type(config).__qualname__}")
-        return SauteBudget(env, safety_bound=config.safety_bound, discount=config.saute_discount,
-                           penalty=config.saute_penalty, max_budget=config.saute_max_budget)
+        return saute_env(env, config, cls.name)
+
+
+def saute_env(env: Env, config: object, learner: str) -> SauteBudget:
+    """``env`` wrapped in :class:`SauteBudget` with a Saute learner's budget fields (``ppo-saute``'s and
+    ``trpo-saute``'s env hook); ValueError when ``config`` lacks them."""
+    if not isinstance(config, PPOSauteConfig):
+        raise ValueError(f"learner {learner!r} takes a config with PPOSauteConfig's fields, got {type(config).__qualname__}")
+    return SauteBudget(env, safety_bound=config.safety_bound, discount=config.saute_discount,
+                       penalty=config.saute_penalty, max_budget=config.saute_max_budget)

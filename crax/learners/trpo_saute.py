@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from crax.core.env import Env, SauteBudget
+from crax.core.env import Env
 from crax.core.params import ranged
 from crax.learners.base import PPOConfig
-from crax.learners.ppo_saute import PPOSauteConfig
+from crax.learners.ppo_saute import PPOSauteConfig, saute_env
 from crax.learners.trust_region import TrustRegionConfig, TrustRegionPPO
 
 
@@ -28,7 +28,4 @@ class TRPOSaute(TrustRegionPPO):
 
     @classmethod
     def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        if not isinstance(config, TRPOSauteConfig):
-            raise ValueError(f"learner 'trpo-saute' takes a TRPOSauteConfig, got {type(config).__qualname__}")
-        return SauteBudget(env, safety_bound=config.safety_bound, discount=config.saute_discount,
-                           penalty=config.saute_penalty, max_budget=config.saute_max_budget)
+        return saute_env(env, config, cls.name)
