@@ -27,19 +27,15 @@ import dataclasses
 import datetime
 import json
 import os
-import platform
 import sys
 from pathlib import Path
-from typing import Literal
 
-import mujoco
 import tyro
 
 import crax
-from crax.bench import BenchRow, bench, bench_devices, host_cpu
+from crax.bench import Physics, bench, row_record
 from crax.bench_ceiling import unavailable
-from crax.core import physics as physics_impl
-from crax.devices import startup, xla_options
+from crax.devices import startup
 
 RESULTS = Path(__file__).parent / "results" / "bench_envs.jsonl"
 
@@ -62,7 +58,7 @@ class Args:
     """Results file to append to (e.g. ``benchmarks/results/bench_envs_gpu.jsonl`` for rows taken on a GPU)."""
     ceiling: bool = True
     """Measure the C MuJoCo ceiling beside each row (``--no-ceiling`` skips it)."""
-    physics: tuple[Literal["jax", "warp"], ...] = ("jax",)
+    physics: tuple[Physics, ...] = ("jax",)
     """MJX implementations to measure each env on (``warp``: ``pip install -e '.[warp]'``)."""
 
 
@@ -110,26 +106,6 @@ def _make(env_id: str, physics: str, velocity_threshold: float | None):
         if velocity_threshold is None:
             raise
         return crax.make(env_id, physics=physics, velocity_threshold=velocity_threshold)
-
-
-def row_record(env_id: str, env, row: BenchRow, *, load: float, sitting: str, physics: str) -> dict:
-    """One results line: the row's rates, the env, the machine, the sitting and what the step ran on."""
-    devices = bench_devices(physics)
-    record = {
-        "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": row.num_envs,
-        "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
-        "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
-        "devices": f"{len(devices)} {devices[0].platform}", "cpu_count": os.cpu_count(),
-        "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
-        "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
-        "physics": physics,
-    }
-    if env.mj_model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
-        record["rk4_stages"] = physics_impl.rk4_stages()
-    if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
-        record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
-                      ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)
-    return record
 
 
 if __name__ == "__main__":

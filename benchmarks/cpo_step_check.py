@@ -31,9 +31,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from crax.learners.cpo import CPO
 from crax.learners.families import make_trainer
-from crax.learners.trust_region import EPS, PolicySpace, linearize
+from crax.learners.trust_region.cpo import CPO
+from crax.learners.trust_region.family import EPS, PolicySpace, linearize
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import get_learner, make_env
 

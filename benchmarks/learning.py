@@ -6,9 +6,11 @@ Usage::
     python benchmarks/learning.py --learners ppo ppo-lag --total-steps 500000
 
 Each learner trains with the SPEC defaults except the knobs below (smaller batches so that a run
-fits in about 20 minutes on a 2-core CPU). Writes the final episodic return and cost of each
-learner to ``benchmarks/results/learning_<env>.md`` (and ``.json``, with the training-episode curves) and their training curves to
-``benchmarks/results/learning_<env>.png``. Run folders go under ``benchmarks/results/runs/``.
+fits in about 20 minutes on a 2-core CPU). Prints the final episodic return and cost of each
+learner as a table and writes them to ``benchmarks/results/learning_<env>.json`` (with the
+training-episode curves; the ``learning-<env>`` tables of the pages are generated from it) and their
+training curves to ``benchmarks/results/learning_<env>.png``. Run folders go under
+``benchmarks/results/runs/``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np  # noqa: E402
 import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
-from crax.tasks.compose import parse_assignments  # noqa: E402
+from crax.reports.arguments import parse_field_values  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -76,15 +78,6 @@ def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def parse_field_values(pairs: tuple[str, ...]) -> dict[str, object]:
-    """``FIELD=VALUE`` pairs as ``crax sweep --set`` reads them (the benchmarks' one reader of ``--set``:
-    off_policy_layouts.py and sample_efficiency.py use it too)."""
-    try:
-        return parse_assignments(pairs, "--set")
-    except ValueError as e:
-        raise SystemExit(str(e)) from None
-
-
 def main(args: Args) -> None:
     overrides = parse_field_values(args.set)
     unknown = [f for f in overrides
@@ -126,7 +119,6 @@ def main(args: Args) -> None:
     table += [f"| {r['learner']} | {r['return']:.2f} ± {r['return_std']:.2f} | {r['cost']:.2f} ± {r['cost_std']:.2f} | "
               f"{'yes' if r['safe'] else 'no'} | {r['deterministic_return']:.2f} / {r['deterministic_cost']:.2f} | "
               f"{r['minutes']:.1f} |" for r in rows]
-    stem.with_suffix(".md").write_text("\n".join(table) + "\n")
     curve_rows = {name: {"step": steps.tolist(), "return": ret.tolist(), "cost": cost.tolist()}
                   for name, (steps, ret, cost) in curves.items()}
     stem.with_suffix(".json").write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows,

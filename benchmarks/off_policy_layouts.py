@@ -22,7 +22,6 @@ import dataclasses
 import datetime
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,11 +32,10 @@ import tyro
 
 import crax
 from crax import runs
-from crax.bench import host_cpu
+from crax.bench import host_cpu, time_calls
 from crax.learners import make_trainer
+from crax.reports.arguments import parse_layout, parse_overrides
 from crax.studies.collect import training_seconds
-
-FIELDS = ("num_envs", "unroll_length", "updates_per_iteration", "batch_size")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,37 +61,12 @@ class Args:
     """JSON-lines file the rows are appended to."""
 
 
-def parse_layout(text: str) -> dict[str, int]:
-    """``"256x4x8x512"`` -> ``{"num_envs": 256, "unroll_length": 4, "updates_per_iteration": 8, "batch_size": 512}``."""
-    parts = text.lower().split("x")
-    if len(parts) != len(FIELDS) or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise SystemExit(f"layout {text!r} is not ENVSxUNROLLxUPDATESxBATCH with positive integers, e.g. 256x4x8x512")
-    return dict(zip(FIELDS, map(int, parts), strict=True))
-
-
-def parse_overrides(pairs: tuple[str, ...], config_cls) -> dict[str, object]:
-    """``("init_alpha=0.01",)`` -> ``{"init_alpha": 0.01}``, each field checked against the config class."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from learning import parse_field_values
-
-    fields = {f.name for f in dataclasses.fields(config_cls)}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        if name not in fields or not value:
-            raise SystemExit(f"--set {pair!r}: not FIELD=VALUE with a field of {config_cls.__qualname__}; its fields: "
-                             f"{', '.join(sorted(fields))}")
-    return parse_field_values(pairs)
-
-
 def iterations_per_second(cls, config, env) -> float:
     """Training iterations per second of ``config`` (all seeds): one call of ``iterations_per_call``
     iterations timed twice after a warm-up, by train_throughput.py's timer."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from train_throughput import _time
-
     trainer = make_trainer(cls, config, env)
     n = config.iterations_per_call
-    return n / _time(trainer.run, trainer.init(jax.random.key(0)), n, repeats=2)
+    return n / time_calls(trainer.run, trainer.init(jax.random.key(0)), n, repeats=2)
 
 
 def measure(args: Args, cls, overrides: dict[str, object], layout: str, sitting: str, runs_root: Path) -> dict:

@@ -31,7 +31,7 @@ import tyro
 
 import crax
 from crax import runs
-from crax.bench import host_cpu
+from crax.bench import host_cpu, time_calls
 from crax.devices import xla_options
 from crax.learners import make_trainer
 
@@ -71,16 +71,6 @@ class Args:
     """JSON-lines file the row is appended to."""
 
 
-def _time(fn, *args, repeats: int) -> float:
-    out = fn(*args)
-    jax.block_until_ready(out)
-    t = time.perf_counter()
-    for _ in range(repeats):
-        out = fn(*args)
-    jax.block_until_ready(out)
-    return (time.perf_counter() - t) / repeats
-
-
 def main(args: Args) -> dict:
     env = crax.make(args.env)
     cls = runs.get_learner(args.learner)
@@ -110,7 +100,7 @@ def main(args: Args) -> dict:
 
     rollout = xla_options.jit(trainer._rollout, static_argnums=4)  # compiled as the trainer compiles its programs
     length = getattr(config, "steps_per_env", config.unroll_length)  # the PPO family's rollout, or one iteration's
-    rollout_s = _time(rollout, state.model, state.env, state.key, state.env_steps, length, repeats=1)
+    rollout_s = time_calls(rollout, state.model, state.env, state.key, state.env_steps, length, repeats=1)
     row = {
         "env": args.env, "learner": args.learner, "device": jax.devices()[0].device_kind, "cpu": host_cpu(),
         "devices": len(jax.local_devices()), "sharding": None if trainer.sharding is None else "env batch",

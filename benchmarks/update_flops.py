@@ -43,7 +43,7 @@ from crax import runs
 from crax.bench import host_cpu
 from crax.devices import xla_options
 from crax.learners import make_trainer
-from crax.learners.base import IterationBatch
+from crax.learners.on_policy.family import IterationBatch
 
 RESULTS = Path(__file__).parent / "results" / "update_flops.jsonl"
 

@@ -65,14 +65,18 @@ def _bench_child(env_id: str, sizes: tuple[int, ...]) -> list[dict]:
 
 
 def _train_child(num_envs: int) -> list[dict]:
-    sys.path.insert(0, str(Path(__file__).parent))
-    import train_throughput
-
+    """train_throughput.py at ``num_envs`` in its own process (under this child's XLA_FLAGS), its row read back."""
     small = num_envs <= 256
+    hidden = ("64", "64") if small else ("256",) * 5
     with tempfile.TemporaryDirectory() as tmp:
-        row = train_throughput.main(train_throughput.Args(
-            num_envs=num_envs, batch_size=128 if small else 1024, num_minibatches=8 if small else 32,
-            critic_hidden=(64, 64) if small else (256,) * 5, iterations=2, out=Path(tmp) / "t.jsonl"))
+        out = Path(tmp) / "t.jsonl"
+        cmd = [sys.executable, str(Path(__file__).with_name("train_throughput.py")), "--num-envs", str(num_envs),
+               "--batch-size", "128" if small else "1024", "--num-minibatches", "8" if small else "32",
+               "--critic-hidden", *hidden, "--iterations", "2", "--out", str(out)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"train_throughput.py failed:\n{done.stderr[-3000:]}")
+        row = json.loads(out.read_text().splitlines()[-1])
     return [{"env": f"train {row['env']} {row['learner']}", "num_envs": num_envs,
              "train_steps_per_s": row["train_steps_per_s"], "rollout_s": row["rollout_s"], "update_s": row["update_s"]}]
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import numbers
+import os
 import platform
 import time
-from typing import Any
+from typing import Any, Literal
 
 import jax
+import mujoco
 
 from crax import bench_ceiling
 from crax.core import physics as physics_impl
@@ -17,6 +20,9 @@ from crax.core.env import wrap_for_training
 from crax.devices import xla_options
 from crax.devices.sharding import per_device, shard_batch
 from crax.suites.task_env import TaskEnv
+
+Physics = Literal["jax", "warp"]
+"""MJX's implementations an env can be measured on (``crax.make(id, physics=...)``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,6 +187,18 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     return BenchRow(num_envs, compile_s, n / env_s, n / phys_s, c_sps, c.threads, stopped)
 
 
+def time_calls(fn, *args, repeats: int) -> float:
+    """Seconds per call of ``fn(*args)``: one call first (it compiles), then ``repeats`` calls timed
+    together to their results' readiness (the benchmarks' timer of a trainer's programs)."""
+    out = fn(*args)
+    jax.block_until_ready(out)
+    t = time.perf_counter()
+    for _ in range(repeats):
+        out = fn(*args)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - t) / repeats
+
+
 def physics_note(env: TaskEnv) -> str:
     """The line under ``crax bench``'s table saying which model its physics and C MuJoCo columns step,
     where the env's physics model leaves bodies of its scene out (:mod:`crax.core.inert`); "" otherwise."""
@@ -222,4 +240,27 @@ def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str
     return "\n".join(lines)
 
 
-__all__ = ["BenchRow", "bench", "bench_devices", "check_counts", "format_table", "physics_note"]
+def row_record(env_id: str, env: TaskEnv, row: BenchRow, *, load: float, sitting: str, physics: str) -> dict:
+    """One line of ``benchmarks/results/bench_envs.jsonl`` (``benchmarks/bench_envs.py``): the row's rates,
+    the env, the machine, its load ``load`` when the row was taken, the ``sitting`` (when the invocation
+    started: rows of one sitting are comparable with each other) and what the step ran on (``physics``,
+    the devices, the XLA options; an RK4 model's ``rk4_stages``; the C MuJoCo ceiling where measured)."""
+    devices = bench_devices(physics)
+    record = {
+        "env": env_id, "body": env.body.name, "suite": env.suite.name, "num_envs": row.num_envs,
+        "compile_s": round(row.compile_s, 1), "env_steps_per_s": round(row.env_steps_per_s),
+        "physics_steps_per_s": round(row.physics_steps_per_s), "ratio": round(row.ratio, 3),
+        "devices": f"{len(devices)} {devices[0].platform}", "cpu_count": os.cpu_count(),
+        "machine": platform.machine(), "cpu": host_cpu(), "load_1min": round(load, 2),
+        "date": datetime.date.today().isoformat(), "sitting": sitting, "xla_options": xla_options.compiler_options(),
+        "physics": physics,
+    }
+    if env.mj_model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
+        record["rk4_stages"] = physics_impl.rk4_stages()
+    if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
+        record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
+                      ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)
+    return record
+
+
+__all__ = ["BenchRow", "Physics", "bench", "bench_devices", "check_counts", "format_table", "physics_note", "row_record", "time_calls"]

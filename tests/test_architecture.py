@@ -22,6 +22,7 @@ LAYERS = [
     ("crax.runs", "crax.gymnasium", "crax.render", "crax.bench", "crax.bench_ceiling"),
     ("crax.studies",),
     ("crax.cli",),
+    ("crax.reports",),
 ]
 
 

@@ -1,7 +1,9 @@
-"""benchmarks/bench_envs.py: what a results line records of the implementation and the step it measured."""
+"""benchmarks/bench_envs.py's results lines (:func:`crax.bench.row_record`): what a line records of the
+implementation and the step it measured."""
 
-import importlib.util
+import dataclasses
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,18 +12,9 @@ import mujoco
 import pytest
 import tyro
 
-from crax.bench import BenchRow
+from crax.bench import BenchRow, Physics, row_record
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def bench_envs(monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_envs", ROOT / "benchmarks" / "bench_envs.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def fake_env(integrator: str):
@@ -33,9 +26,9 @@ def fake_env(integrator: str):
 ROW = BenchRow(num_envs=256, compile_s=3.21, env_steps_per_s=1000.4, physics_steps_per_s=1200.0)
 
 
-def test_a_row_records_its_physics_and_a_warp_row_its_one_device(bench_envs):
-    jax_row = bench_envs.row_record("PointCircle1", fake_env("Euler"), ROW, load=1.234, sitting="S", physics="jax")
-    warp_row = bench_envs.row_record("PointCircle1", fake_env("Euler"), ROW, load=1.234, sitting="S", physics="warp")
+def test_a_row_records_its_physics_and_a_warp_row_its_one_device():
+    jax_row = row_record("PointCircle1", fake_env("Euler"), ROW, load=1.234, sitting="S", physics="jax")
+    warp_row = row_record("PointCircle1", fake_env("Euler"), ROW, load=1.234, sitting="S", physics="warp")
     assert jax_row["physics"] == "jax" and warp_row["physics"] == "warp"
     assert warp_row["devices"] == "1 cpu" and jax_row["devices"].endswith(" cpu")
     assert jax_row["env_steps_per_s"] == 1000 and jax_row["ratio"] == round(1200.0 / 1000.4, 3)
@@ -44,18 +37,28 @@ def test_a_row_records_its_physics_and_a_warp_row_its_one_device(bench_envs):
     assert "rk4_stages" not in jax_row  # only an RK4 model's step has two ways to compile
 
 
-def test_an_rk4_row_records_how_its_step_was_compiled(bench_envs, monkeypatch):
+def test_an_rk4_row_records_how_its_step_was_compiled(monkeypatch):
     monkeypatch.delenv("CRAX_RK4_STAGES", raising=False)
-    assert bench_envs.row_record("X", fake_env("RK4"), ROW, load=1.0, sitting="S", physics="jax")["rk4_stages"] == "unrolled"
+    assert row_record("X", fake_env("RK4"), ROW, load=1.0, sitting="S", physics="jax")["rk4_stages"] == "unrolled"
     monkeypatch.setenv("CRAX_RK4_STAGES", "rolled")
-    assert bench_envs.row_record("X", fake_env("RK4"), ROW, load=1.0, sitting="S", physics="jax")["rk4_stages"] == "rolled"
+    assert row_record("X", fake_env("RK4"), ROW, load=1.0, sitting="S", physics="jax")["rk4_stages"] == "rolled"
 
 
-def test_physics_takes_both_implementations_and_refuses_others(bench_envs, capsys):
-    args = tyro.cli(bench_envs.Args, args=["--envs", "PointCircle1", "--physics", "jax", "warp"])
-    assert args.physics == ("jax", "warp")
-    assert tyro.cli(bench_envs.Args, args=["--envs", "PointCircle1"]).physics == ("jax",)
+@dataclasses.dataclass(frozen=True)
+class PhysicsArgs:
+    physics: tuple[Physics, ...] = ("jax",)
+
+
+def test_physics_takes_both_implementations_and_refuses_others(capsys):
+    assert tyro.cli(PhysicsArgs, args=["--physics", "jax", "warp"]).physics == ("jax", "warp")
+    assert tyro.cli(PhysicsArgs, args=[]).physics == ("jax",)
     with pytest.raises(SystemExit):
-        tyro.cli(bench_envs.Args, args=["--physics", "cuda"])
+        tyro.cli(PhysicsArgs, args=["--physics", "cuda"])
     err = capsys.readouterr().err
     assert "jax" in err and "warp" in err
+
+
+def test_the_script_refuses_another_physics():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_envs.py"), "--physics", "cuda"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "cuda" in done.stderr and "warp" in done.stderr

@@ -16,7 +16,7 @@ def nav_pages() -> set[str]:
 
 
 def test_every_docs_page_is_in_the_nav():
-    pages = {p.name for p in ROOT.joinpath("docs").glob("*.md")}
+    pages = {p.relative_to(ROOT / "docs").as_posix() for p in ROOT.joinpath("docs").rglob("*.md")}
     nav = nav_pages()
     assert "index.md" in nav and "index.md" not in pages  # the home page is README.md (docs/hooks.py)
     assert pages == nav - {"index.md"}, f"pages not in mkdocs.yml's nav: {sorted(pages - nav)}; " \

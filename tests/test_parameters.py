@@ -63,6 +63,6 @@ def test_every_default_is_in_its_range_and_accepted_by_make(env_id):
 
 
 def test_docs_and_docstrings_cite_only_the_repository():
-    for path in [*ROOT.joinpath("crax").rglob("*.py"), *ROOT.joinpath("docs").glob("*.md"), ROOT / "README.md"]:
+    for path in [*ROOT.joinpath("crax").rglob("*.py"), *ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"]:
         text = path.read_text()
         assert "../shared" not in text and "shared/DESIGN" not in text, path

@@ -111,7 +111,7 @@ def test_each_clash_is_reported_once_naming_every_claimant(clashing_plugins):
         "plugin's class is ignored — rename it in 'shadow' (shadow-plugin): set the class attribute name to one "
         "that `crax list` does not show (docs/plugins.md), or uninstall one of the distributions"]
     (learner,) = [m for m in clashing_plugins if "'ppo-lag'" in m]
-    assert learner.startswith("learner name 'ppo-lag' is claimed by crax (class crax.learners.ppo_lag.PPOLag) and "
+    assert learner.startswith("learner name 'ppo-lag' is claimed by crax (class crax.learners.on_policy.ppo_lag.PPOLag) and "
                               "plugin 'shadow' (shadow-plugin) (class shadow_module.MyPPOLag); crax's own learner keeps")
     assert [m for m in clashing_plugins if "'Heading'" in m] == [
         "sensor name 'Heading' is claimed by plugin 'heading_a' (heading-a-plugin) (class heading_a_module.Heading) "

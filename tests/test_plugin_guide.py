@@ -19,7 +19,7 @@ import crax
 from crax.core.scene import Category
 from crax.costs import TaskParam
 from crax.learners import ConstrainedPPO, PPOConfig
-from crax.learners.ppo_lag import lagrangian_advantage
+from crax.learners.rules import ConstraintRule, PenaltyRule
 from crax.plugins import manager
 from crax.sensors import Context
 from tests.fake_install import installed, write_distribution
@@ -178,29 +178,40 @@ def test_learner_changes_the_trained_reward_and_is_a_train_subcommand(capsys):
 
 
 @dataclasses.dataclass(frozen=True)
-class StepLagConfig(PPOConfig):
-    """PPO's hyperparameters plus the multiplier's step (``--lambda-step`` on the command line)."""
+class StepFields:
+    """The rule's field (``--lambda-step`` on the command line)."""
 
     lambda_step: float = 0.05
     """How far λ moves per iteration."""
 
 
-class StepLagPPO(ConstrainedPPO):
-    """A Lagrangian learner whose λ moves by a fixed step each iteration: up while the cost is over
-    the bound (v > 0), down while under it, never below 0."""
+class StepRule(PenaltyRule):
+    """λ moves by a fixed step each iteration: up while the cost is over the bound (v > 0), down while
+    under it, never below 0. As a PenaltyRule it mixes (Â_r − λ·Â_c) / (1 + λ)."""
 
-    name: ClassVar[str] = "ppo-step-lag"
-    Config: ClassVar[type[PPOConfig]] = StepLagConfig
+    Fields: ClassVar[type[StepFields]] = StepFields
+    config: StepFields
 
-    def init_multipliers(self) -> None:
-        self.lagrange = self.multiplier_init(0.0)  # a Multiplier: logged and checkpointed, never trained
+    def __init__(self, config: StepFields, cost_shape: tuple[int, ...], episode_length: int):
+        super().__init__(config, cost_shape, episode_length)
+        self.lagrange = self.filled(0.0)  # a Multiplier: logged and checkpointed, never trained
 
-    def multiplier_update(self, violation: jax.Array) -> None:
+    def update(self, violation: jax.Array, bound: jax.Array) -> None:
         step = self.config.lambda_step * jnp.sign(violation)
         self.lagrange[...] = jnp.maximum(0.0, self.lagrange[...] + step)
 
-    def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
-        return lagrangian_advantage(adv_r, adv_c, self.penalty(self.lagrange))  # (Â_r − λ·Â_c) / (1 + λ)
+
+@dataclasses.dataclass(frozen=True)
+class StepLagConfig(StepFields, PPOConfig):
+    """PPO's hyperparameters plus the rule's."""
+
+
+class StepLagPPO(ConstrainedPPO):
+    """PPO composed with the step rule."""
+
+    name: ClassVar[str] = "ppo-step-lag"
+    Config: ClassVar[type[PPOConfig]] = StepLagConfig
+    Rule: ClassVar[type[ConstraintRule] | None] = StepRule
 
 
 def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):
@@ -213,7 +224,7 @@ def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):
         learner.multiplier_update(jnp.asarray(v))
         seen.append(float(learner.multipliers()["lagrange"]))
     np.testing.assert_allclose(seen, [0.1, 0.2, 0.1, 0.0, 0.0], atol=1e-6)  # by sign, clamped at 0
-    learner.lagrange[...] = jnp.asarray(0.5)
+    learner.rule.lagrange[...] = jnp.asarray(0.5)
     got = learner.advantage(jnp.asarray([1.0, -1.0]), jnp.asarray([2.0, 0.0]), jnp.asarray(0.0))
     np.testing.assert_allclose(got, [(1.0 - 1.0) / 1.5, -1.0 / 1.5], atol=1e-6)
     # the loop calls the hook once per iteration: bound 0 makes v = ĉ > 0 (the toy env's band costs 1)

@@ -1,23 +1,41 @@
-"""The result tables of README.md and docs/*.md are generated from ``benchmarks/results/`` (never typed by hand)."""
+"""The result tables of README.md and docs/*.md are generated from ``benchmarks/results/`` (never typed by
+hand, :mod:`crax.reports`), and ``benchmarks/results/INDEX.md`` says which file feeds which table."""
 
-import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from crax import reports
+from crax.reports.arguments import parse_layout, parse_overrides
+from crax.reports.pages import INDEX, read_by_pages
+
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
 
 
-def load_tables():
-    spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "benchmarks" / "readme_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+class Tables:
+    """crax.reports' tables drawn from one results folder (the repository's, or a test's own)."""
+
+    PATTERN = reports.PATTERN
+
+    def __init__(self, results: Path = RESULTS):
+        self.results = results
+
+    def render(self, name: str) -> str:
+        return reports.render(name, self.results)
+
+    def rewrite(self, text: str) -> str:
+        return reports.rewrite(text, self.results)
+
+    @staticmethod
+    def pages() -> list[Path]:
+        return reports.pages(ROOT)
 
 
 def test_every_page_with_tables_matches_the_results_files():
-    tables = load_tables()
+    tables = Tables()
     pages = tables.pages()
     assert ROOT / "README.md" in pages and ROOT / "docs" / "results_history.md" in pages
     assert set(ROOT.joinpath("docs").glob("*.md")) <= set(pages)
@@ -26,14 +44,15 @@ def test_every_page_with_tables_matches_the_results_files():
 
 
 def test_the_tables_are_where_the_pages_show_them():
-    tables = load_tables()
+    tables = Tables()
     names = {p.relative_to(ROOT).as_posix(): {m.group("name") for m in tables.PATTERN.finditer(p.read_text())}
              for p in tables.pages()}
     assert "learning-PointGoal1" in names["README.md"]  # the quick start's expected return, cost and time
     assert "md-head-trust_region_sweep_76" in names["README.md"]  # the trust-region learners after decisions 76-82
     assert {"md-trust_region_sweep", "md-trust_region_sweep_76"} <= names["docs/learners.md"]  # and issue 20's
     assert "md-omnisafe_reproduction" in names["docs/results.md"]  # beside OmniSafe's published table
-    assert "learning-PointGoal1-before" in names["docs/results_history.md"]
+    assert "learning-PointGoal1-saute999" in names["docs/results_history.md"]
+    assert {"results-index", "results-figures"} <= names[f"benchmarks/results/{INDEX}"]
     assert {"bench-envs", "relative-PointGoal1-1024", "gym-vector", "ceiling-1024", "xla-flags",
             "update-flops", "warp-256", "gpu-warp-4096"} <= names["docs/performance.md"]
     assert "tau" in names["docs/environments.md"]
@@ -45,8 +64,38 @@ def test_the_tables_are_where_the_pages_show_them():
         assert "learning-" + path.stem.removeprefix("learning_") in every, f"{path.name} has no table on any page"
 
 
+def test_every_file_in_results_feeds_a_table_or_a_figure_of_a_page():
+    """``benchmarks/results/`` keeps only what a page reads (INDEX.md lists it); superseded results leave the
+    tree, their numbers stay in docs/results_history.md."""
+    kept_aside = {INDEX, "runs", "omnisafe_runs"}  # runs/ is git-ignored; omnisafe_runs/ is behind omnisafe_reproduction.md
+    unread = sorted({e.name for e in RESULTS.iterdir()} - kept_aside - read_by_pages(RESULTS))
+    assert not unread, f"no page reads {unread}: link it from a page, give it a table, or remove it"
+
+
+def test_the_index_lists_each_tables_file_and_pages():
+    index = Tables().render("results-index")
+    assert "| `learning_PointGoal1.json` | `learning-PointGoal1` | README.md, docs/results.md |" in index
+    assert "| `bench_envs_gpu.jsonl` | `gpu-warp-4096` | docs/performance.md |" in index
+    assert "`trust_region_sweep_76/` | `md-trust_region_sweep_76` |" in index  # the runs its Markdown was drawn from
+    assert "| `learning_PointGoal1.png` | README.md, docs/results.md |" in Tables().render("results-figures")
+    assert reports.reads("tau") == ("tau_*.json",) and reports.reads("gpu-ceiling-4096") == ("bench_envs_gpu.jsonl",)
+    with pytest.raises(ValueError, match="unknown table 'nonsense'"):
+        reports.render("nonsense", RESULTS)
+
+
+def test_the_command_line_checks_the_pages(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("<!-- table:tau -->\nold\n<!-- /table:tau -->\n")
+    script = [sys.executable, str(ROOT / "benchmarks" / "readme_tables.py"), "--file", str(page)]
+    stale = subprocess.run([*script, "--check"], capture_output=True, text=True)
+    assert stale.returncode == 1 and "out of date" in stale.stderr and "old" in page.read_text()
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert "| body |" in page.read_text()
+    assert subprocess.run([*script, "--check"], capture_output=True, text=True).returncode == 0
+
+
 def test_rewrite_replaces_only_between_markers(tmp_path):
-    tables = load_tables()
+    tables = Tables()
     text = "intro\n<!-- table:tau -->\nold\n<!-- /table:tau -->\noutro\n"
     out = tables.rewrite(text)
     assert out.startswith("intro\n<!-- table:tau -->\n| body |") and out.endswith("<!-- /table:tau -->\noutro\n")
@@ -54,8 +103,8 @@ def test_rewrite_replaces_only_between_markers(tmp_path):
 
 
 def test_md_head_keeps_the_caption_and_the_first_table_only(tmp_path, monkeypatch):
-    tables = load_tables()
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables()
+    tables = Tables(tmp_path)
     (tmp_path / "sweep.md").write_text("Caption.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nMore:\n\n| c |\n|---|\n| 3 |\n")
     assert tables.render("md-head-sweep") == "Caption.\n\n| a | b |\n|---|---|\n| 1 | 2 |"
     assert tables.render("md-sweep").endswith("| 3 |")
@@ -65,7 +114,7 @@ def test_md_head_keeps_the_caption_and_the_first_table_only(tmp_path, monkeypatc
 
 
 def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(learner, iteration_s, **extra):
@@ -73,7 +122,7 @@ def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_pa
                 "iteration_s": iteration_s, "train_steps_per_s": round(1024 / iteration_s), "rollout_s": 0.1,
                 "update_s": iteration_s - 0.1, "load_1min": 1.0, "device": "cpu", "date": "2026-11-30", **extra}
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     path = tmp_path / "throughput.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in [row("sac-lag", 0.4, updates_per_s=40.0),
                                                       row("td3-lag", 0.2, updates_per_s=80.0)]) + "\n")
@@ -86,7 +135,7 @@ def test_throughput_table_shows_gradient_updates_where_every_row_has_them(tmp_pa
 
 
 def test_throughput_table_names_the_critic_chunk_where_a_learners_rows_differ_in_it(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(learner, iteration_s, chunk):
@@ -94,7 +143,7 @@ def test_throughput_table_names_the_critic_chunk_where_a_learners_rows_differ_in
                 "iteration_s": iteration_s, "train_steps_per_s": round(1024 / iteration_s), "rollout_s": 0.1,
                 "update_s": iteration_s - 0.1, "load_1min": 1.0, "device": "cpu", "critic_chunk_rows": chunk}
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     rows = [row("ppo-lag", 0.5, 8192), row("ppo-lag", 0.4, 1024), row("cpo", 0.6, 1024)]
     (tmp_path / "throughput.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     lines = tables.render("throughput-c").splitlines()
@@ -104,7 +153,7 @@ def test_throughput_table_names_the_critic_chunk_where_a_learners_rows_differ_in
 
 
 def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(learner, date, gflops):
@@ -113,7 +162,7 @@ def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
                 "peak_gflops_per_s": 100.0, "shaped_gflops_per_s": 90.0, "fraction_of_peak": gflops / 100,
                 "devices": "1 cpu", "cpu": "EPYC", "cpu_count": 2, "load_1min": 0.5, "date": date}
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     assert tables.render("update-flops").startswith("No sitting has measured the update yet")
     timed_loop = {"critic_chunk": 1024, "whole_minibatch_step_ms": 600.0, "whole_minibatch_fraction_of_peak": 0.5,
                   "timed": "update scan"}  # session 33's rows: the update's loop, chunked and whole
@@ -131,7 +180,7 @@ def test_update_flops_table_shows_the_latest_days_rows(tmp_path, monkeypatch):
 
 
 def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(env, sps, phys, sitting, n=1024):
@@ -142,7 +191,7 @@ def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkey
             row("PointGoal1", 80, 96, "2026-02-01T10:00:00"), row("PointPush1", 50, 60, "2026-02-01T10:00:00"),
             row("PointPush1", 5, 5, "2026-02-01T10:00:00", n=64)]
     (tmp_path / "bench_envs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     lines = tables.render("relative-PointGoal1-1024").splitlines()
     assert lines[2] == "| PointGoal1 | 80 | 1.00× | 1.00× | 1.20× |"
     assert lines[3] == "| PointPush1 | 50 | 1.60× | 1.60× | 1.20× |"  # the February sitting, N=1024 only
@@ -150,7 +199,7 @@ def test_relative_table_compares_envs_within_the_latest_sitting(tmp_path, monkey
 
 
 def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(env, body, sitting, ceiling=None, n=1024):
@@ -160,7 +209,7 @@ def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_pa
             r.update(ceiling_steps_per_s=ceiling, ceiling_ratio=1000 / ceiling, ceiling_threads=2, ceiling_stopped=0)
         return r
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     (tmp_path / "bench_envs.jsonl").write_text(json.dumps(row("PointGoal1", "Point", "2026-01-01T10:00:00")) + "\n")
     none = tables.render("ceiling-1024")
     assert none.startswith("No sitting in `bench_envs.jsonl` has measured the C MuJoCo ceiling at N=1024 yet")
@@ -180,7 +229,7 @@ def test_ceiling_table_shows_the_latest_sitting_that_measured_the_ceiling(tmp_pa
 
 
 def test_warp_table_sets_the_two_implementations_of_one_sitting_side_by_side(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(env, body, sitting, sps, physics=None, n=256, devices="2 cpu"):
@@ -188,7 +237,7 @@ def test_warp_table_sets_the_two_implementations_of_one_sitting_side_by_side(tmp
              "ratio": 1.1, "load_1min": 1.5, "devices": devices, "sitting": sitting, "cpu": "AMD EPYC (avx512)"}
         return r if physics is None else {**r, "physics": physics}
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     old = [row("PointCircle1", "Point", "2026-01-01T10:00:00", 5000)]  # rows from before --physics are JAX rows
     (tmp_path / "bench_envs.jsonl").write_text("\n".join(json.dumps(r) for r in old) + "\n")
     none = tables.render("warp-256")
@@ -213,7 +262,7 @@ def test_warp_table_sets_the_two_implementations_of_one_sitting_side_by_side(tmp
 
 
 def test_off_policy_layouts_table_shows_the_latest_sitting_on_its_env(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def row(env, layout, ret, cost, sitting):
@@ -224,7 +273,7 @@ def test_off_policy_layouts_table_shows_the_latest_sitting_on_its_env(tmp_path, 
                 "safety_bound": 25.0, "eval_policy": "stochastic", "cpu": "cpu", "cpu_count": 2, "load_1min": 1.25,
                 "sitting": sitting}
 
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     assert tables.render("off-policy-layouts-PointGoal1").startswith("No sitting on PointGoal1")  # no file yet
     rows = [row("PointGoal1", "64x4x8x512", [1.0, 3.0], [10.0, 30.0], "2026-01-01T10:00:00"),
             row("PointGoal1", "256x4x8x512", [5.0, 7.0], [0.0, 2.0], "2026-02-01T10:00:00"),
@@ -236,25 +285,21 @@ def test_off_policy_layouts_table_shows_the_latest_sitting_on_its_env(tmp_path, 
     assert "240 s of training per layout" in lines[4] and "the bound is 25" in lines[4]
 
 
-def test_off_policy_layouts_refuses_a_malformed_layout(monkeypatch):
-    spec = importlib.util.spec_from_file_location("off_policy_layouts", ROOT / "benchmarks" / "off_policy_layouts.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    assert module.parse_layout("256x4x8x512") == {"num_envs": 256, "unroll_length": 4, "updates_per_iteration": 8,
-                                                  "batch_size": 512}
+def test_off_policy_layouts_refuses_a_malformed_layout():
+    assert parse_layout("256x4x8x512") == {"num_envs": 256, "unroll_length": 4, "updates_per_iteration": 8,
+                                           "batch_size": 512}
     for bad in ("256x4x8", "256x0x8x512", "256x4xeightx512"):
         with pytest.raises(SystemExit, match="is not ENVSxUNROLLxUPDATESxBATCH"):
-            module.parse_layout(bad)
+            parse_layout(bad)
     from crax.learners import SACLag
 
-    assert module.parse_overrides(("init_alpha=0.01", "n_step=3"), SACLag.Config) == {"init_alpha": 0.01, "n_step": 3}
+    assert parse_overrides(("init_alpha=0.01", "n_step=3"), SACLag.Config) == {"init_alpha": 0.01, "n_step": 3}
     with pytest.raises(SystemExit, match="'alpha=1': not FIELD=VALUE with a field of SACLagConfig; its fields: .*init_alpha"):
-        module.parse_overrides(("alpha=1",), SACLag.Config)
+        parse_overrides(("alpha=1",), SACLag.Config)
 
 
 def test_sg_transfer_table_counts_cost_free_episodes_and_the_engines_difference(tmp_path, monkeypatch):
-    tables = load_tables()
+    tables = Tables()
     import json
 
     def engine(returns, costs):
@@ -266,7 +311,7 @@ def test_sg_transfer_table_counts_cost_free_episodes_and_the_engines_difference(
     data = {"env": "SafetyPointGoal1-v0", "learner": "ppo-lag", "env_steps": 2_000_000,
             "crax": engine([10.0, 12.0, 14.0, 16.0], [0.0, 0.0, 4.0, 8.0]),
             "safety_gymnasium": {"version": "1.0.0", **engine([11.0, 13.0, 15.0, 17.0], [0.0, 2.0, 4.0, 10.0])}}
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
+    tables = Tables(tmp_path)
     (tmp_path / "sg_policy_transfer.json").write_text(json.dumps(data))
     lines = tables.render("sg-transfer").splitlines()
     assert lines[2] == "| crax | 4 | 13.0 ± 0.5 | 3.0 ± 0.5 | 4.0 | 8 | 2 |"

@@ -30,7 +30,7 @@ from crax import (
 )
 from crax.cli import eval as eval_cli  # noqa: E402
 from crax.learners import PPOLag  # noqa: E402
-from crax.learners.trainer import Trainer  # noqa: E402
+from crax.learners.on_policy.trainer import Trainer  # noqa: E402
 from crax.runs import checkpoint as ckpt  # noqa: E402
 from tests import trees  # noqa: E402
 from tests.learners.conftest import tiny  # noqa: E402

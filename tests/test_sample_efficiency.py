@@ -1,28 +1,16 @@
-"""benchmarks/sample_efficiency.py: curves read from a run's records, when a learner reaches the
-reference, its arguments, and the table docs/learners.md shows from its JSON."""
+"""benchmarks/sample_efficiency.py (:mod:`crax.reports.sample_efficiency`): curves read from a run's
+records, when a learner reaches the reference, its arguments, and the table docs/learners.md shows from
+its JSON."""
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load(name, monkeypatch):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    return load("sample_efficiency", monkeypatch)
+from crax import reports
+from crax.reports import arguments
+from crax.reports import sample_efficiency as bench
 
 
 def write_metrics(path, records):
@@ -30,7 +18,7 @@ def write_metrics(path, records):
     (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def test_curves_sum_training_minutes_and_average_the_seeds_latest_episodes(bench, tmp_path):
+def test_curves_sum_training_minutes_and_average_the_seeds_latest_episodes(tmp_path):
     sps = {100: 10.0, 200: 20.0, 300: 5.0}  # per call: steps of all seeds per second
     recs = []
     for t, s0, s1 in ((100, (1.0, 4.0), None), (200, None, (3.0, 0.0)), (300, (5.0, 2.0), (7.0, 6.0))):
@@ -49,7 +37,7 @@ def test_curves_sum_training_minutes_and_average_the_seeds_latest_episodes(bench
     np.testing.assert_allclose(c["cost"][1:], [(4 + 0) / 2, (2 + 6) / 2])
 
 
-def test_a_learner_reaches_the_reference_only_when_return_and_cost_both_qualify(bench):
+def test_a_learner_reaches_the_reference_only_when_return_and_cost_both_qualify():
     curve = {"step": np.array([1.0, 2, 3, 4, 5]), "minutes": np.array([0.5, 1, 1.5, 2, 2.5]),
              "return": np.array([0.0, 10, 10, 10, 10]), "cost": np.array([0.0, 50, 50, 10, 10])}
     # window 1: the raw values; the return qualifies from step 2, the cost only from step 4
@@ -60,25 +48,23 @@ def test_a_learner_reaches_the_reference_only_when_return_and_cost_both_qualify(
     assert bench.reach(curve, target=11, bound=25, window=1) is None
 
 
-def test_arguments_name_the_learners_and_fields_they_may_take(bench):
+def test_arguments_name_the_learners_and_fields_they_may_take():
     learners = ("ppo-lag", "sac-lag")
-    assert bench.parse_steps(("sac-lag=5e5",), learners, 2e6) == {"ppo-lag": 2_000_000, "sac-lag": 500_000}
+    assert arguments.parse_steps(("sac-lag=5e5",), learners, 2e6) == {"ppo-lag": 2_000_000, "sac-lag": 500_000}
     with pytest.raises(SystemExit, match="LEARNER one of \\['ppo-lag', 'sac-lag'\\]"):
-        bench.parse_steps(("td3-lag=1e6",), learners, 2e6)
-    sets = bench.parse_sets(("ppo-lag:batch_size=128", "num_envs=64", "init_alpha=0.5"), learners)
+        arguments.parse_steps(("td3-lag=1e6",), learners, 2e6)
+    sets = arguments.parse_sets(("ppo-lag:batch_size=128", "num_envs=64", "init_alpha=0.5"), learners)
     assert sets == {"ppo-lag": {"batch_size": 128, "num_envs": 64}, "sac-lag": {"num_envs": 64, "init_alpha": 0.5}}
     with pytest.raises(SystemExit, match="no learner of \\['ppo-lag'\\] has the config field 'init_alpha'"):
-        bench.parse_sets(("ppo-lag:init_alpha=0.5",), learners)
+        arguments.parse_sets(("ppo-lag:init_alpha=0.5",), learners)
     with pytest.raises(SystemExit, match="'td3-lag' is not one of the learners"):
-        bench.parse_sets(("td3-lag:batch_size=1",), learners)
+        arguments.parse_sets(("td3-lag:batch_size=1",), learners)
     with pytest.raises(SystemExit, match="FIELD=VALUE"):
-        bench.parse_sets(("batch_size",), learners)
+        arguments.parse_sets(("batch_size",), learners)
 
 
-def test_the_table_shows_each_learner_and_where_it_reached_the_reference(tmp_path, monkeypatch):
-    tables = load("readme_tables", monkeypatch)
-    monkeypatch.setattr(tables, "RESULTS", tmp_path)
-    assert tables.render("sample-efficiency-PointGoal1").startswith("No sitting on PointGoal1 yet")
+def test_the_table_shows_each_learner_and_where_it_reached_the_reference(tmp_path):
+    assert reports.render("sample-efficiency-PointGoal1", tmp_path).startswith("No sitting on PointGoal1 yet")
 
     def row(learner, ret, ci, hit):
         return {"learner": learner, "env_steps": 2_000_000, "minutes": 30.25, "return": ret, "return_ci": ci,
@@ -90,7 +76,7 @@ def test_the_table_shows_each_learner_and_where_it_reached_the_reference(tmp_pat
                                             row("sac-lag", 40.0, None, None),
                                             {**row("td3-lag", 50.0, None, None), "finished": None, "load_1min_now": None}]}
     (tmp_path / "sample_efficiency_PointGoal1.json").write_text(json.dumps(data))
-    lines = tables.render("sample-efficiency-PointGoal1").splitlines()
+    lines = reports.render("sample-efficiency-PointGoal1", tmp_path).splitlines()
     assert lines[2] == ("| ppo-lag | 2,000,000 | 30.2 | 90.0 (85.0 to 95.0) | 20.0 | yes | 2,000,000 steps, 30.2 min "
                         "| 2026-11-29 20:00 (2.1) |")
     assert lines[3].endswith("| 40.0 | 20.0 | yes | not reached | 2026-11-29 20:00 (2.1) |")
@@ -98,7 +84,7 @@ def test_the_table_shows_each_learner_and_where_it_reached_the_reference(tmp_pat
     assert "its last 100,000 steps, 88.5" in lines[6] and "the bound 25" in lines[6]
 
 
-def test_a_reused_run_reports_the_sitting_that_trained_it(bench, tmp_path):
+def test_a_reused_run_reports_the_sitting_that_trained_it(tmp_path):
     trained = bench.sitting(tmp_path, trained=True)
     assert set(trained) == {"finished", "load_1min_now"} and trained["finished"]
     assert json.loads((tmp_path / bench.SITTING).read_text()) == trained
@@ -108,7 +94,7 @@ def test_a_reused_run_reports_the_sitting_that_trained_it(bench, tmp_path):
     assert bench.sitting(elsewhere, trained=False) == {"finished": None, "load_1min_now": None}
 
 
-def test_a_terminated_sitting_says_how_to_resume_without_a_traceback(bench, monkeypatch, capsys):
+def test_a_terminated_sitting_says_how_to_resume_without_a_traceback(monkeypatch, capsys, tmp_path):
     from crax.runs import Terminated
 
     def terminated(*args, **kwargs):
@@ -117,7 +103,7 @@ def test_a_terminated_sitting_says_how_to_resume_without_a_traceback(bench, monk
     monkeypatch.setattr(bench, "run_cell", terminated)
     monkeypatch.setattr(sys, "argv", ["sample_efficiency.py", "--env", "PointGoal1"])
     with pytest.raises(SystemExit) as exc:
-        bench.cli()
+        bench.cli(tmp_path)
     assert exc.value.code == 143
     err = capsys.readouterr().err
     assert "python benchmarks/sample_efficiency.py --env PointGoal1` resumes" in err and "Traceback" not in err

@@ -17,7 +17,7 @@ import crax
 from crax import cli, render
 from crax.devices import startup
 from crax.learners import PPOLag
-from crax.learners.trainer import Trainer
+from crax.learners.on_policy.trainer import Trainer
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 

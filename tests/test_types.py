@@ -50,10 +50,10 @@ def test_pyright_reports_no_errors():
 
 
 def test_ruff_reports_nothing():
-    """``ruff check`` (settings: ``[tool.ruff]`` in pyproject.toml) on the code and the tests: a second."""
+    """``ruff check`` (settings: ``[tool.ruff]`` in pyproject.toml) on the code, tests, benchmarks and tools: a second."""
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
     if ruff is None:
         pytest.skip(f'ruff is not installed next to {sys.executable} (it is in the dev extra: pip install -e ".[dev]")')
-    done = subprocess.run([ruff, "check", "--no-cache", "crax", "tests", "benchmarks", "examples", "docs"], cwd=ROOT,
+    done = subprocess.run([ruff, "check", "--no-cache", "crax", "tests", "benchmarks", "tools", "examples", "docs"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

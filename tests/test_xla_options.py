@@ -8,7 +8,7 @@ import pytest
 from crax import bench
 from crax.devices import xla_options
 from crax.learners import PPOLag
-from crax.learners.trainer import Trainer
+from crax.learners.on_policy.trainer import Trainer
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 

@@ -32,7 +32,7 @@ Safety-Gymnasium keeps MuJoCo's default, 100 Newton iterations and 50 line-searc
 tolerance of 1e-8, which MuJoCo's solver meets after a few iterations; under ``vmap`` MJX's loop
 runs every env of a batch as long as its slowest one, so the budget is most of a batched step's
 cost. At 10/10 every recorded Safety-Gymnasium rollout steps as at 100/50, to the last digit
-(docs/safety_gymnasium.md, "The solver budget"), the Racecar's excepted;
+(docs/safety_gymnasium/speed.md, "The solver budget"), the Racecar's excepted;
 ``crax.make(id, solver_iterations=100, ls_iterations=50)`` runs Safety-Gymnasium's."""
 
 

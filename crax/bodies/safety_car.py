@@ -44,7 +44,7 @@ class SafetyGymCar(FreeBody):
     massless box of the wheel's extent (0.05 × 0.1 × 0.1 m) fixed to the chassis around each wheel
     takes its contacts with objects (vases, the push box, gremlins, pillars). The dynamics on the
     floor are Safety-Gymnasium's; a wheel meets an object through its bounding box, whose corners
-    stand up to 2.1 cm outside the wheel's rim (docs/safety_gymnasium.md, The Car).
+    stand up to 2.1 cm outside the wheel's rim (docs/safety_gymnasium/car.md).
 
     Observation (24, Safety-Gymnasium's keys in its flattened order, :attr:`obs_keys`): the
     chassis site's accelerometer, velocimeter, gyro and magnetometer (3 each), the rear ball's

@@ -23,7 +23,7 @@ in MuJoCo)."""
 class SafetyGymLocomotion(Body):
     """A Safety-Gymnasium velocity agent: Gymnasium's MuJoCo v4 model, observation, reset and health.
 
-    The MJCF is Gymnasium's own model as Safety-Gymnasium loads it (``benchmarks/sg_velocity_assets.py``);
+    The MJCF is Gymnasium's own model as Safety-Gymnasium loads it (``tools/safety_gymnasium/sg_velocity_assets.py``);
     its ``<option>`` and floor are this class's attributes: the integrator (every body's, which
     the scene takes) and, applied to crax's scene by :meth:`configure` (the Safety-Gymnasium
     velocity suite calls it), solver, fluid density and viscosity, and the floor's contact parameters (friction, condim, solref, solimp,

@@ -42,8 +42,8 @@ class SafetyGymPoint(Point):
         """Safety-Gymnasium's MJCF; the arrow box touches everything but the floor
         (``AGENT_FLOATING``): its height is fixed (the torso slides in x and y and turns about z),
         0.05 m clear of the floor, so that pair can never make a contact, and MJX would still compute
-        its four box–plane contacts at every substep (of SafetyPointGoal1's 14: its physics 1.24× faster
-        without them, docs/safety_gymnasium.md)."""
+        its four box–plane contacts at every substep (4 of SafetyPointGoal1's 14 contact slots; what
+        leaving them out saves: docs/safety_gymnasium/speed.md)."""
         spec = super().mjcf()
         collide_as(spec.geom("pointarrow"), Category.AGENT_FLOATING)
         return spec

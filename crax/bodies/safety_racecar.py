@@ -46,7 +46,7 @@ class SafetyGymRacecar(FreeBody):
     anything before the ring could. The chassis mesh collides as its convex hull, as in MuJoCo.
     crax's agent geoms never touch each other: at full steering lock Safety-Gymnasium's front
     wheel cylinders can touch the bumper box, a self-contact crax does not have
-    (docs/safety_gymnasium.md, The Racecar, measures both changes).
+    (docs/safety_gymnasium/racecar.md measures both changes).
 
     Observation (12, Safety-Gymnasium's keys in its flattened order, :attr:`obs_keys`): the
     accelerometer, velocimeter, gyro and magnetometer of a site 0.02 m ahead of the root on its
@@ -62,7 +62,7 @@ class SafetyGymRacecar(FreeBody):
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
     timestep = 0.004
     frame_skip = 10
-    solver_iterations = 100  # not SAFETY_GYM_SOLVER: a struck vase needs them (docs/safety_gymnasium.md)
+    solver_iterations = 100  # not SAFETY_GYM_SOLVER: a struck vase needs them (docs/safety_gymnasium/speed.md)
     ls_iterations = 50
     reset_noise = 0.0
     obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))

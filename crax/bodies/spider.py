@@ -19,7 +19,7 @@ class Spider(FreeBody):
     spider sinks through the floor and terminates. Solver budget 4 / 4, as the Ant (2 iterations
     stay finite but throw the spider up to z 9 m on unconverged contacts).
     Velocity suite: healthy bonus 1.0, control cost 0.5; base τ = 0.741 m/s, half the 1.48 m/s that
-    an unconstrained PPO policy reached on SpiderVelocity1 in 1.5e6 steps (SPEC; docs/DECISIONS.md 13).
+    an unconstrained PPO policy reached on SpiderVelocity1 in 1.5e6 steps (SPEC; docs/DECISIONS.md, decision 13).
     """
 
     name = "Spider"

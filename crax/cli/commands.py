@@ -33,11 +33,11 @@ commands:
 
 @dataclasses.dataclass(frozen=True)
 class ListCmd:
-    """Prints the registry: bodies, suites with their levels, env ids and learners."""
+    """Prints the registry: bodies, suites with their levels, env ids (by catalogue) and learners."""
 
     def run(self) -> None:
         import crax
-        from crax.tasks.catalog import supports
+        from crax.suites.catalogue import supports
 
         reg = crax.registry()
         print("bodies:")
@@ -48,13 +48,9 @@ class ListCmd:
         for name, cls in sorted(reg.suites.items()):
             bodies = sorted(b for b, bc in reg.bodies.items() if supports(cls, bc))
             print(f"  {name:<14} levels: {', '.join(map(str, cls.levels))}   bodies: {', '.join(bodies)}")
-        from crax.tasks import safety_gym
-        from crax.tasks.catalog import crax_ids
-
-        print("env ids:")
-        print("  " + " ".join(crax_ids()))
-        print("Safety-Gymnasium's own tasks (docs/safety_gymnasium.md):")
-        print("  " + " ".join(safety_gym.served_ids()))
+        for name, catalogue in reg.catalogues.items():  # every id, by the catalogue that lists it
+            print(f"{catalogue.title}:")
+            print("  " + (" ".join(reg.env_ids(name)) or "(none)"))
         for kind in ("sensors", "hazards", "constraints"):
             print(f"{kind}: {', '.join(sorted(reg.table(kind)))}")
         print(f"learners: {', '.join(sorted(reg.learners)) or '(none)'}")

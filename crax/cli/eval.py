@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from crax.cli.common import fail
-from crax.learners.config import EVAL_POLICIES, EvalPolicy
+from crax.learners.shared.config import EVAL_POLICIES, EvalPolicy
 from crax.runs.evaluation import eval_video, evaluate
 
 

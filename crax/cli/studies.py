@@ -11,7 +11,7 @@ import tyro
 
 from crax.cli import train as train_cli
 from crax.cli.common import Steps
-from crax.learners.config import EvalPolicy
+from crax.learners.shared.config import EvalPolicy
 from crax.studies.curriculum import curriculum
 from crax.studies.transfer import transfer
 

@@ -17,8 +17,8 @@ import tyro
 from crax.cli.common import Steps, fail
 from crax.devices import distributed
 from crax.learners import presets
-from crax.learners.learner import Learner
-from crax.learners.trainer import EVAL_POLICIES
+from crax.learners.on_policy.trainer import EVAL_POLICIES
+from crax.learners.shared.learner import Learner
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import check_components_target, get_learner, learners
 from crax.runs.guards import RunComplete, StorageFailed, Terminated, TrainingDiverged

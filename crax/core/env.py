@@ -149,7 +149,7 @@ class EpisodeStats(Wrapper):
     episode sum of every ``reward/<term>`` and ``cost/<term>`` metric (``episode/cost/contact``),
     and ``metrics["episode/done"]`` is 1; elsewhere they are 0. Average with
     ``sum(x * done) / sum(done)``. An episode flagged ``info["episode"]["partial"]`` (one that
-    started part-way, see :func:`crax.learners.trainer.desynchronize`) ends without being reported.
+    started part-way, see :func:`crax.learners.on_policy.trainer.desynchronize`) ends without being reported.
     """
 
     _KEYS = ("return", "cost", "length")
@@ -191,7 +191,7 @@ class PackedState(Wrapper):
     """Carries an unbatched env's physics state as a :class:`~crax.core.inert.PackedData`: of the physics
     model's ``Data``, MuJoCo's state (:data:`~crax.core.inert.STATE_FIELDS`) and the fields the env's
     step reads of the state it is given (``env.step_reads``), and the inert bodies' mocap poses
-    (decisions 73, 74).
+    (docs/DECISIONS.md, decisions 73 and 74).
 
     The wrapped env resets and steps the scene's ``Data`` as ever; this wrapper packs what it returns
     and unpacks (:meth:`~crax.core.inert.PhysicsModel.unpack`) what it is given, inside the same
@@ -202,7 +202,7 @@ class PackedState(Wrapper):
     ``env.unwrapped.physics_model.unpack(state.data, forward=True)`` (one env's; vmap it for a batch).
     An env without a ``physics_model`` is passed through unchanged; one without ``step_reads``, or on
     Warp's physics, carries its physics model's whole ``Data``, as every env does with ``whole``
-    (decision 73's stack, for comparison: ``benchmarks/packed_fields.py``).
+    (the first packed stack's layout, kept to compare against: ``benchmarks/packed_fields.py``).
     """
 
     def __init__(self, env: Env, whole: bool = False):
@@ -370,8 +370,8 @@ class SauteBudget(Wrapper):
     """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
 
     The budget is the discounted equivalent of the episodic bound d over the episode length T
-    (SPEC decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted cost of spending
-    d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
+    (docs/SPEC.md section 7, decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted
+    cost of spending d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
     ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
     reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The
     true reward and cost stay visible to an inner :class:`EpisodeStats` (wrap it inside this

@@ -3,8 +3,8 @@
 A task's scene carries many mocap bodies that take no part in the dynamics: hazard zones, goals,
 their ray-cast proxies, drawn only and read by sensors and costs. MJX's step still runs every body
 and geom through its kinematics, inertia and velocity passes at every physics substep: PointGoal1's
-13 zone and goal bodies (26 geoms) made 4.3 of its 6.8 µs an env a physics step on one CPU core
-(decision 71). :class:`PhysicsModel` steps a copy of the model without them and writes the result
+13 zone and goal bodies (26 geoms) made most of its physics step (docs/DECISIONS.md, decision 71,
+has the measurement). :class:`PhysicsModel` steps a copy of the model without them and writes the result
 back into the scene's ``Data``, so an env's state keeps every field at the scene model's size and
 ids.
 
@@ -24,9 +24,10 @@ moves them); the world body's ``subtree_com`` counts them again.
 
 :class:`PackedData` is the physics model's ``Data`` plus the inert bodies' mocap poses: all an env's
 scene ``Data`` is made of (:meth:`PhysicsModel.pack`, :meth:`PhysicsModel.unpack`), a third of its
-size for PointGoal1. The training stack carries it (:class:`crax.core.env.PackedState`, decision 73),
-with only MuJoCo's state (:data:`STATE_FIELDS`) and the fields the env's step reads of the physics
-model's ``Data`` (decision 74): a step computes every other field again.
+size for PointGoal1. The training stack carries it (:class:`crax.core.env.PackedState`), with only
+MuJoCo's state (:data:`STATE_FIELDS`) and the fields the env's step reads of the physics model's
+``Data``: a step computes every other field again, which costs less than moving it (docs/DECISIONS.md,
+decisions 73 and 74).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _runs(ids: np.ndarray) -> list[tuple[int, int]]:
 class _Rows:
     """Static rows of a leading axis, taken and put by slices: XLA's CPU code runs a gather or a
     scatter of constant indices several times slower than the slices and concatenations of the
-    same rows (their consecutive runs: decision 71)."""
+    same rows (their consecutive runs; docs/DECISIONS.md, decision 71)."""
 
     def __init__(self, ids: np.ndarray):
         self.ids = np.asarray(ids, np.int32)

@@ -140,9 +140,9 @@ def post_constraint(model: mjx.Model, data: mjx.Data) -> Any:
 def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
     """``model`` without MuJoCo Warp's "solver iterations limit reached" and "linesearch iterations"
     lines, which it prints from its kernels whenever a solve ends at its iteration budget: crax's
-    bodies set small budgets on purpose (decision 3), so an AntVelocity1 batch printed one on most
-    steps. Its warnings of a full buffer (contacts, constraint rows), which mean dropped contacts,
-    stay on."""
+    bodies set small budgets on purpose, each the smallest that matches a converged solve
+    (docs/DECISIONS.md, decision 3), so an AntVelocity1 batch printed one on most steps. Its warnings
+    of a full buffer (contacts, constraint rows), which mean dropped contacts, stay on."""
     from mujoco.mjx.third_party.mujoco_warp import OverflowType
 
     opt = model.opt._impl
@@ -153,7 +153,8 @@ def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
 RK4_STAGES_ENV = "CRAX_RK4_STAGES"
 """Environment variable: how an RK4 model's steps are compiled, ``unrolled`` (the default: MJX's own
 ``rungekutta4``, its three stages unrolled) or ``rolled`` (:func:`_rk4_substeps`: the step's forward pass
-and its stages' as iterations of one loop; decisions 63, 64). Read when a step is traced."""
+and its stages' as iterations of one loop, which compiles one copy of the forward pass instead of four;
+docs/DECISIONS.md, decisions 63 and 64). Read when a step is traced."""
 
 RK4_STAGES = ("unrolled", "rolled")
 
@@ -184,9 +185,10 @@ def substeps(model: mjx.Model, data: mjx.Data, n: int, before: Callable[[mjx.Dat
     ``mj_forward``: the positions, contacts and sensors of the final state).
 
     The same operations in the same order, arranged so that the program holds one copy of the forward
-    pass (decision 64): on the JAX implementation the forward pass after the steps is the loop's
-    last iteration, which skips ``before`` and the integrator, and with ``CRAX_RK4_STAGES=rolled`` an
-    RK4 model's step and stage forward passes are iterations of that one loop too (:func:`_rk4_substeps`)."""
+    pass, to compile it once (docs/DECISIONS.md, decision 64): on the JAX implementation the forward
+    pass after the steps is the loop's last iteration, which skips ``before`` and the integrator, and
+    with ``CRAX_RK4_STAGES=rolled`` an RK4 model's step and stage forward passes are iterations of that
+    one loop too (:func:`_rk4_substeps`)."""
     if _rolled_rk4(model):
         return _rk4_substeps(model, data, n, before, forward_after)
     if not forward_after or not isinstance(model._impl, mjx.ModelJAX):
@@ -233,7 +235,7 @@ def _rk4_substeps(m: mjx.Model, d: mjx.Data, n: int, before: Callable[[mjx.Data]
     pass, in ``lax.scan(unroll=3)``: a loop of its steps compiles four copies of the forward pass.
     Here iteration ``4k`` starts step ``k`` (``before``, the forward pass, the first row of the
     tableau), iterations ``4k + 1`` to ``4k + 3`` are MJX's three stages, the same operations in the
-    same order, and ``4k + 3`` ends with MJX's ``_advance``: one copy (decision 63, 64)."""
+    same order, and ``4k + 3`` ends with MJX's ``_advance``: one copy (docs/DECISIONS.md, decisions 63 and 64)."""
     a_diag, b_row = jnp.diag(mjx_forward._RK4_A), jnp.asarray(mjx_forward._RK4_B)
     c_row, dt = jnp.tril(mjx_forward._RK4_A).sum(axis=0), m.opt.timestep
 

@@ -4,12 +4,12 @@ Every ``jax.random`` draw and key split hashes its counters with Threefry-2x32: 
 rounds. On a CPU, jax lowers those blocks as a five-iteration ``while`` loop (to keep the compile of
 programs with thousands of draws short); on the other platforms, as the twenty rounds written out.
 XLA:CPU runs each loop iteration as separate small kernels, which is slow when the draw is small and
-repeated: an env step of PointGoal1 (a goal respawn's candidates, its key splits, auto-reset's key
-split) spent 1.5 of its 17 µs (512 envs, one core) in those loops (decision 72).
+repeated, as in an env step of PointGoal1 (a goal respawn's candidates, its key splits, auto-reset's
+key split; docs/DECISIONS.md, decision 72, has the profile).
 
 :func:`install` registers, for the CPU, the lowering jax uses elsewhere, inlined into the program, so
 that XLA fuses the rounds with the arithmetic around them. The hash is the same integer arithmetic in
-the same order: every key and every random number is bit-identical. Compile times measured the same
+the same order: every key and every random number is bit-identical, and programs compile no slower
 (an env step and reset of PointGoal1, a learner's iteration). Like :mod:`crax.devices.lapack` it
 relies on jax internals; without them, or with ``CRAX_UNROLL_THREEFRY=0`` (read by
 :func:`crax.devices.startup.configure_jax`), jax's own lowering stays.

@@ -2,10 +2,10 @@
 
 On a CPU, XLA hands dot products *and reductions* to YNNPACK's library fusions by default. An MJX
 step's reductions are over 3- and 4-vectors (quaternion products, rotations, norms) repeated across
-every body, geom and env of a batch, which YNNPACK runs several times slower than XLA's own loops:
-PointGoal1's kinematics spent 1.3 of its 2.4 ms (512 envs, one core) in three such fusions. So crax
-compiles its programs with YNNPACK keeping the dots only (:data:`CPU_OPTIONS`, decision 70 in
-docs/DECISIONS.md; the measurements are in docs/performance.md, "XLA options").
+every body, geom and env of a batch, which YNNPACK runs several times slower than XLA's own loops,
+enough to be most of PointGoal1's kinematics. So crax compiles its programs with YNNPACK keeping the
+dots only (:data:`CPU_OPTIONS`; docs/DECISIONS.md, decision 70; the measurements are in
+docs/performance.md, "XLA options").
 
 The options go to ``jax.jit(..., compiler_options=...)`` of the programs crax compiles (:func:`jit`):
 the ``Trainer``'s (training and evaluation), the rollouts of ``crax bench``, the Gymnasium faces, a

@@ -7,12 +7,12 @@ from typing import Any
 
 from crax.core.env import Env
 from crax.devices import distributed
-from crax.learners.base import ConstrainedPPO
-from crax.learners.learner import Learner
-from crax.learners.loop import BaseTrainer
-from crax.learners.off_policy import OffPolicyLearner
-from crax.learners.off_policy_trainer import OffPolicyTrainer
-from crax.learners.trainer import Trainer
+from crax.learners.off_policy.family import OffPolicyLearner
+from crax.learners.off_policy.trainer import OffPolicyTrainer
+from crax.learners.on_policy.family import ConstrainedPPO
+from crax.learners.on_policy.trainer import Trainer
+from crax.learners.shared.learner import Learner
+from crax.learners.shared.trainer import BaseTrainer
 
 FAMILIES: dict[type[Learner], type[BaseTrainer]] = {ConstrainedPPO: Trainer, OffPolicyLearner: OffPolicyTrainer}
 """Each family's base learner class and its trainer: a learner is trained by its family's."""

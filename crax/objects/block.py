@@ -28,7 +28,8 @@ class Block(Placeable):
     minus the half-size: two limit rows instead of 16 box–wall contacts; a turned block's corner
     may reach 4 cm into a wall). Its geom is in the ``PROP_FLOATING`` collision category: the
     agent pushes it (a frictionless contact, one solver row), and it passes through hazards
-    (docs/SPEC.md decision 52). Not a mocap body: :meth:`write` sets its joints (at rest) instead.
+    (the paper is silent on it: docs/SPEC.md section 7, decision 52). Not a mocap body: :meth:`write`
+    sets its joints (at rest) instead.
 
     Args:
       half: half-size of the box.

@@ -20,8 +20,9 @@ class CylinderPillars(Placeable):
     height (:meth:`collision_proxy`): the same solid for anything below the top, plus a dome of
     height ``radius`` above it. MJX computes sphere– and capsule–cylinder contacts by an SDF
     optimisation (10 gradient steps of 10 line-search points per pair and substep) and
-    sphere/capsule–capsule contacts in closed form: PointGoal2's physics runs 4.7× faster and
-    AntGoal2's 3.9× (docs/DECISIONS.md 39). The visible cylinder does not collide.
+    sphere/capsule–capsule contacts in closed form, so capsules make the pillar scenes' physics several
+    times cheaper (docs/DECISIONS.md, decision 39, has the measurements). The visible cylinder does not
+    collide.
     """
 
     name = "CylinderPillars"

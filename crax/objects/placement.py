@@ -50,8 +50,8 @@ def sample_layout(
         else:
             cand = candidates(k, num_candidates)
         # written out rather than jnp.linalg.norm(axis=-1): XLA's CPU backend hands a reduction over a
-        # trailing axis of 2 to a library kernel that costs ~90 µs per call at these sizes (in a scan of
-        # 15-20 objects, most of an auto-reset's time); an elementwise sum fuses into one cheap loop
+        # trailing axis of 2 to a library kernel whose per-call overhead, paid once per object in a scan
+        # of 15-20 objects, dominates an auto-reset; an elementwise sum fuses into one cheap loop
         dx = cand[:, None, 0] - occupied[None, :, 0]
         dy = cand[:, None, 1] - occupied[None, :, 1]
         gap = jnp.sqrt(dx * dx + dy * dy) - occupied[None, :, 2] - r

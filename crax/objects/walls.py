@@ -1,4 +1,5 @@
-"""The arena's outer walls as sensed objects (docs/SPEC.md section 7, decision 54)."""
+"""The arena's outer walls as sensed objects: the hazard lidar and compasses see them, where the paper
+is silent (docs/SPEC.md section 7, decision 54)."""
 
 from __future__ import annotations
 

@@ -45,3 +45,11 @@ def crax_register_learners():
     from crax.learners import BUILTIN_LEARNERS
 
     return BUILTIN_LEARNERS
+
+
+@hookimpl
+def crax_register_catalogues():
+    from crax.suites.catalogue import PAPER
+    from crax.suites.safety_gym.catalogue import SAFETY_GYMNASIUM
+
+    return [PAPER, SAFETY_GYMNASIUM]

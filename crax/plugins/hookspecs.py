@@ -7,7 +7,8 @@ distributions are found through their entry points in the group ``crax.plugins``
     [project.entry-points."crax.plugins"]
     my_robots = "my_robots.plugin"
 
-Every hook returns a sequence of classes, each with a unique class attribute ``name``.
+Every component hook returns a sequence of classes, each with a unique class attribute ``name``;
+``crax_register_catalogues`` returns catalogues of env ids, the only source of the ids crax builds.
 Hooks are called with keyword arguments only. docs/plugins.md describes what each kind of class
 must define, with a complete example of each.
 """
@@ -61,4 +62,17 @@ def crax_register_suites() -> list[type]:
 def crax_register_learners() -> list[type]:
     """Learner classes (subclasses of :class:`crax.learners.Learner` through a family's base,
     ``crax.learners.ConstrainedPPO`` or ``crax.learners.OffPolicyLearner``)."""
+    ...
+
+
+CATALOGUES = "catalogues"
+"""The hook ``crax_register_catalogues``: not a component kind (its items are catalogue objects, not classes)."""
+
+
+@hookspec
+def crax_register_catalogues() -> list:
+    """Catalogues of env ids (instances of ``crax.suites.catalogue.Catalogue``, e.g. a
+    ``TableCatalogue``), each with a unique ``name``: every id ``crax.make`` builds, ``crax.env_ids()``
+    and ``crax list`` give comes from one (crax's own: the paper's ``{Body}{Suite}{Level}`` and
+    Safety-Gymnasium's ``Safety<Agent><Task><Level>-v<N>``)."""
     ...

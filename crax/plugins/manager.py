@@ -7,7 +7,8 @@ skipped; a component class that breaks its kind's contract (:mod:`crax.plugins.v
 reported and left out of its table, and asking for it by name raises that error. A name that
 several plugins claim is reported once: crax's own names stay crax's, a name that only third-party
 plugins share is used by none of them, and asking for it raises a PluginError saying how to rename
-(docs/DECISIONS.md 43). The contracts are described in docs/plugins.md.
+(a clash between third-party plugins must not break an install that never asks for the name:
+docs/DECISIONS.md, decision 43). The contracts are described in docs/plugins.md.
 
 Set ``CRAX_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the built-in plugin.
 """
@@ -18,13 +19,16 @@ import functools
 import importlib.metadata
 import os
 import warnings
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pluggy
 
 from crax.core.origins import BUILTIN, DISTRIBUTIONS, OWNERS, describe_plugin
 from crax.plugins import hookspecs
-from crax.plugins.hookspecs import KINDS, SINGULAR
+from crax.plugins.hookspecs import CATALOGUES, KINDS, SINGULAR
+
+if TYPE_CHECKING:
+    from crax.suites.catalogue import Catalogue, Task
 
 
 class PluginError(ValueError):
@@ -115,6 +119,8 @@ class Registry:
         self.pm = pm
         self._tables: dict[str, dict[str, type]] | None = None
         self._rejected: dict[str, dict[str, Exception]] = {}
+        self._catalogues: dict[str, Catalogue] = {}
+        self._ids: dict[str, Catalogue] | None = None
 
     def table(self, kind: str) -> dict[str, type]:
         if kind not in KINDS:
@@ -134,7 +140,7 @@ class Registry:
         first), without the plugins whose hooks fail."""
         out: list[tuple[str, str, list]] = []
         failed: set[str] = set()
-        for kind in KINDS:
+        for kind in (*KINDS, CATALOGUES):
             impls = getattr(self.pm.hook, f"crax_register_{kind}").get_hookimpls()
             # built-ins first even against a plugin's tryfirst: they keep their names in a clash
             for impl in sorted(impls, key=lambda impl: impl.plugin_name != BUILTIN):
@@ -157,7 +163,11 @@ class Registry:
         tables: dict[str, dict[str, type]] = {kind: {} for kind in KINDS}
         claims: dict[str, dict[str, list[tuple[str, type]]]] = {kind: {} for kind in KINDS}
         self._rejected = {kind: {} for kind in KINDS}
+        self._catalogues, self._ids = {}, None
         for plugin, kind, classes in self._call_hooks():
+            if kind == CATALOGUES:
+                self._add_catalogues(plugin, classes)
+                continue
             for cls in classes:
                 if isinstance(cls, type):
                     OWNERS.setdefault(cls, plugin)
@@ -199,6 +209,77 @@ class Registry:
         warnings.warn(f"{error}. Asking for {name!r} raises this error; the plugins' other components work",
                       stacklevel=5)
 
+    def _add_catalogues(self, plugin: str, catalogues: list) -> None:
+        """Adds a plugin's catalogues; one that is no catalogue, or whose name another plugin's
+        catalogue holds (crax's own first), is reported and left out."""
+        from crax.suites.catalogue import Catalogue
+
+        who = "crax" if plugin == BUILTIN else f"plugin {describe_plugin(plugin)}"
+        for catalogue in catalogues:
+            name = getattr(catalogue, "name", None)
+            if not isinstance(catalogue, Catalogue) or not isinstance(name, str) or not name:
+                warnings.warn(f"{who}: its crax_register_catalogues hook returned {catalogue!r}, which is not a named "
+                              "crax.suites.catalogue.Catalogue — return Catalogue instances (e.g. TableCatalogue) with "
+                              "a name (docs/plugins.md); it is skipped", stacklevel=5)
+            elif name in self._catalogues:
+                warnings.warn(f"catalogue name {name!r} of {who} is already a catalogue's; the first keeps it and "
+                              f"{who}'s is skipped — rename it (its attribute name)", stacklevel=5)
+            else:
+                self._catalogues[name] = catalogue
+
+    @property
+    def catalogues(self) -> dict[str, Catalogue]:
+        """Name -> catalogue (:class:`crax.suites.catalogue.Catalogue`), crax's own first."""
+        self.table("suites")
+        return self._catalogues
+
+    def _index(self) -> dict[str, Catalogue]:
+        """Env id -> the catalogue that lists it; an id two catalogues list is the first's (reported)."""
+        if self._ids is None:
+            index: dict[str, Catalogue] = {}
+            for name, catalogue in list(self.catalogues.items()):
+                try:
+                    ids = list(catalogue.ids(self))
+                except Exception as e:  # noqa: BLE001 - a plugin's catalogue that fails never breaks the others
+                    del self._catalogues[name]
+                    warnings.warn(f"catalogue {name!r} failed to list its ids: {type(e).__name__}: {e}; it is "
+                                  "skipped (crax and the other catalogues work without it)", stacklevel=4)
+                    continue
+                for env_id in ids:
+                    owner = index.setdefault(env_id, catalogue)
+                    if owner is not catalogue:
+                        warnings.warn(f"env id {env_id!r} is listed by the catalogues {owner.name!r} and "
+                                      f"{catalogue.name!r}; {owner.name!r} keeps it — rename it in "
+                                      f"{catalogue.name!r}", stacklevel=4)
+            self._ids = index
+        return self._ids
+
+    def env_ids(self, catalogue: str | None = None) -> list[str]:
+        """Every env id of every catalogue (or of the one named), in catalogue order."""
+        index = self._index()
+        if catalogue is None:
+            return list(index)
+        if catalogue not in self.catalogues:
+            raise ValueError(f"unknown catalogue {catalogue!r}; valid choices: {', '.join(self.catalogues)}")
+        return [i for i, owner in index.items() if owner is self.catalogues[catalogue]]
+
+    def resolve(self, env_id: str) -> Task:
+        """(body class, suite class, level) of ``env_id``, from the catalogue that lists it.
+
+        Raises:
+          ValueError: an id no catalogue lists: the error of the catalogue whose form it has
+            (the paper's names the unknown suite, body or level; Safety-Gymnasium's lists the ids
+            served), else one listing every valid id.
+        """
+        owner = self._index().get(env_id) if isinstance(env_id, str) else None
+        if owner is not None:
+            return owner.lookup(env_id, self)
+        for catalogue in self.catalogues.values():
+            if catalogue.claims(env_id):
+                return catalogue.lookup(env_id, self)
+        raise ValueError(f"env id {env_id!r} is not of the form {{Body}}{{Suite}}{{Level}}, e.g. PointGoal1; "
+                         f"valid ids: {', '.join(self._index())}")
+
     def get(self, kind: str, name: str) -> type:
         table = self.table(kind)
         if name in table:
@@ -214,6 +295,7 @@ class Registry:
         """Forget the cached tables (after registering a plugin by hand, e.g. in a notebook)."""
         self._tables = None
         self._rejected = {}
+        self._catalogues, self._ids = {}, None
 
     @property
     def bodies(self) -> dict[str, type]:

@@ -22,7 +22,7 @@ from crax.suites.checks import GUIDE, overrides
 def _bases() -> dict[str, type]:
     from crax.bodies.base import Body
     from crax.costs.base import Constraint
-    from crax.learners.learner import Learner
+    from crax.learners.shared.learner import Learner
     from crax.objects.base import Placeable
     from crax.sensors.base import Sensor
     from crax.suites.base import Suite

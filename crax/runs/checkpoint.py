@@ -180,6 +180,8 @@ def _read(path: Path, template, upgrade: Upgrade | None = None) -> dict[str, Any
     for p, leaf in leaves:
         key = distributed.is_key(leaf)
         name = (_KEY_PREFIX if key else "") + leaf_name(p)
+        if name not in stored and (legacy := _before_rules(name)) in stored:
+            name = legacy
         if name not in stored:
             raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
         value = np.asarray(stored[name])
@@ -191,6 +193,13 @@ def _read(path: Path, template, upgrade: Upgrade | None = None) -> dict[str, Any
         restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))  # pyright: ignore[reportArgumentType]
     state = jax.tree_util.tree_unflatten(treedef, restored)
     return {"state": state, "env_steps": env_steps, "iteration": iteration, "path": path}
+
+
+def _before_rules(name: str) -> str:
+    """Where a checkpoint written before the constraint rules became components of the learner (λ and
+    the PID terms at ``model/0/lagrange``, now ``model/0/rule/lagrange``; docs/DECISIONS.md, decision 83)
+    stored a rule's variable, so such a run resumes."""
+    return name.replace("/rule/", "/", 1)
 
 
 def load_checkpoint(run_dir: str | os.PathLike, template, upgrade: Upgrade | None = None) -> dict[str, Any]:

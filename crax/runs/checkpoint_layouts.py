@@ -1,13 +1,14 @@
 """Checkpoints written in an older layout, read into today's (``load_checkpoint``'s ``upgrade``).
 
-Since decision 73 (docs/DECISIONS.md) a training stack carries each env's physics state as a
+Since the training stack stopped carrying the inert scene bodies (docs/DECISIONS.md, decision 73), it
+carries each env's physics state as a
 :class:`~crax.core.inert.PackedData` (``env/data/physics/qpos``, ``env/data/mocap_pos``...), where
 checkpoints written before it hold the scene's ``Data`` (``env/data/qpos``...). :func:`packed_data`
 packs those as the stack would have (:meth:`~crax.core.inert.PhysicsModel.pack`, which an unpack
-inverts to the bit), so a run interrupted before the change resumes where it stopped. Since decision
-74 the stack carries only MuJoCo's state and the fields its step reads of the physics model's ``Data``;
-a checkpoint holding more (every field, as decision 73's did and an upgraded one does) is read for
-those, the template naming what it takes.
+inverts to the bit), so a run interrupted before the change resumes where it stopped. Since then the
+stack carries only MuJoCo's state and the fields its step reads of the physics model's ``Data``, to
+keep it small (decision 74); a checkpoint holding more (every field, as the first packed stacks and an
+upgraded one do) is read for those, the template naming what it takes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Any
 
 from crax.core.env import Env
 from crax.learners.families import family
-from crax.learners.learner import Learner
+from crax.learners.shared.learner import Learner
 
 
 def learners() -> dict[str, type[Learner]]:

@@ -12,9 +12,9 @@ import numpy as np
 
 from crax.core.env import Env
 from crax.devices import xla_options
-from crax.learners.config import EVAL_POLICIES
 from crax.learners.families import make_trainer
-from crax.learners.loop import BaseTrainer
+from crax.learners.shared.config import EVAL_POLICIES
+from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import get_learner, make_env
 from crax.runs.guards import check_seed

@@ -8,7 +8,7 @@ import threading
 import jax
 
 from crax.devices.distributed import Device
-from crax.learners.loop import BaseTrainer, default_devices
+from crax.learners.shared.trainer import BaseTrainer, default_devices
 
 
 class RunComplete(ValueError):

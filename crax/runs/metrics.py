@@ -88,7 +88,8 @@ class RunLogger:
 
     def sync(self) -> None:
         """Flushes and fsyncs ``metrics.jsonl``: called before a checkpoint is written, so a checkpoint
-        on disk implies that every record up to its step is on disk too (DECISIONS 44)."""
+        on disk implies that every record up to its step is on disk too, and a resumed run neither
+        loses nor repeats records (docs/DECISIONS.md, decision 44)."""
         self.flush()
         os.fsync(self._jsonl.fileno())
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from crax.core.env import Env
-from crax.learners.config import EVAL_POLICIES
-from crax.learners.loop import BaseTrainer
+from crax.learners.shared.config import EVAL_POLICIES
+from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import files
 from crax.runs.metrics import read_metrics
 

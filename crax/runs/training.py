@@ -10,7 +10,7 @@
 (``crax train``) is :mod:`crax.cli.train`.
 
 The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
-reports progress; everything per step runs inside the learner family's trainer's jitted call (:mod:`crax.learners.loop`).
+reports progress; everything per step runs inside the learner family's trainer's jitted call (:mod:`crax.learners.shared.trainer`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import numpy as np
 from crax.core.env import Env
 from crax.devices import distributed
 from crax.learners.families import make_trainer
-from crax.learners.learner import Learner
-from crax.learners.loop import BaseTrainer
+from crax.learners.shared.learner import Learner
+from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import checkpoint_layouts
 from crax.runs.envs import env_label, get_learner, make_env
@@ -333,7 +333,8 @@ def _train_loop(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[Ba
                              f"the folder) and resume with: crax train --resume {run_dir}")
 
     def commit(state, it: int) -> None:
-        """Makes the records up to iteration ``it`` durable, then writes its checkpoint (DECISIONS 44)."""
+        """Makes the records up to iteration ``it`` durable, then writes its checkpoint, so a checkpoint
+        never runs ahead of its metrics (docs/DECISIONS.md, decision 44)."""
         try:
             logger.sync()
             ckpt.save_checkpoint(run_dir, state, env_steps=it * steps_per_iter, iteration=it)

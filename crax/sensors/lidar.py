@@ -27,7 +27,8 @@ def nearest(dist: jax.Array, k: int) -> jax.Array:
     """Indices of the ``k`` smallest entries of ``dist`` (m,), smallest first, equal ones in index order:
     ``lax.top_k(-dist, k)``'s and ``argsort(dist)[:k]``'s. Up to :data:`RANKED` entries they are ranked
     by comparing every pair, which fuses with the sensor's other arithmetic; XLA's CPU ``top_k`` is a
-    library call of its own per batch (a third of PointGoal1's hazard compass), and its sort slower still."""
+    library call of its own per batch, a large share of PointGoal1's hazard compass, and its sort slower
+    still."""
     m = dist.shape[-1]
     if m > RANKED:
         return jax.lax.top_k(-dist, k)[1]

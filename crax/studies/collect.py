@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from crax.learners.config import EVAL_POLICIES
+from crax.learners.shared.config import EVAL_POLICIES
 from crax.runs import checkpoint as ckpt
 from crax.runs import files
 from crax.runs.envs import get_learner

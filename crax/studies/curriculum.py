@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crax import runs
-from crax.learners.learner import Learner
+from crax.learners.shared.learner import Learner
 
 
 def stage_ids(env: str, levels: Sequence[int] = (1, 2, 3)) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crax import runs
-from crax.learners.learner import Learner
+from crax.learners.shared.learner import Learner
 from crax.runs.envs import check_components_target
 
 GRID_FIELDS = ("safety_bound", "num_seeds")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crax import runs
-from crax.learners.learner import Learner
+from crax.learners.shared.learner import Learner
 from crax.runs import checkpoint as ckpt
 
 

@@ -1,5 +1,7 @@
-"""Shared machinery of the navigation suites (Goal, Button, Circle, Push): walls, hazards,
-layout sampling and the lidar/compass observation.
+"""Shared machinery of the navigation suites: :class:`NavigationBase`, what the paper's and
+Safety-Gymnasium's navigation tasks share (placeables built, bound, moved and respawned by label),
+and :class:`NavigationSuite`, the paper's (Goal, Button, Circle, Push): walls, hazards, layout
+sampling and the lidar/compass observation.
 
 Walls are sensed (docs/SPEC.md section 7, decision 54): in a walled arena the hazard pseudo-lidar and the
 hazard compasses read ``task["obstacles"]``, the hazards plus the point of each wall nearest to
@@ -33,7 +35,7 @@ from crax.sensors.compass import Compass
 from crax.sensors.lidar import Lidar, NaturalLidar
 from crax.suites.base import Suite
 
-__all__ = ["ARENA_PARAMS", "NAVIGATION_PARAMS", "WALL_NAMES", "NavigationSuite"]
+__all__ = ["ARENA_PARAMS", "NAVIGATION_PARAMS", "WALL_NAMES", "NavigationBase", "NavigationSuite"]
 
 NAVIGATION_PARAMS = {
     "cost_scale": Param(2.0, NON_NEGATIVE, "weight of the hazard zones' proximity cost"),
@@ -54,7 +56,51 @@ ARENA_PARAMS = {
 """Those of the walled suites (Goal, Button, Push)."""
 
 
-class NavigationSuite(Suite):
+class NavigationBase(Suite):
+    """What every navigation task shares, the paper's (:class:`NavigationSuite`) and
+    Safety-Gymnasium's (:class:`crax.suites.safety_gym.base.SafetyGymSuite`): a body among
+    placeables (label -> :class:`~crax.objects.base.Placeable`, :attr:`placeables`) laid out anew
+    every episode in ``±extent``, each built into the scene and bound to the compiled model, moved
+    by label (:meth:`move`), kept clear of when one respawns (:meth:`occupied`). Arena, layout
+    draw, observation and costs are each line's own.
+    """
+
+    agent_keepout = 0.4
+    extent: float
+    num_candidates: int
+
+    @property
+    def placeables(self) -> dict[str, Placeable]:
+        """Every placeable by label, in the order they are built and laid out."""
+        raise NotImplementedError
+
+    def build(self, spec: mujoco.MjSpec) -> None:
+        for label, p in self.placeables.items():
+            p.build(spec, label)
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        for p in self.placeables.values():
+            p.bind(m)
+        super().bind(m)
+
+    def move(self, data: mjx.Data, positions: dict[str, jax.Array], *, kinematics: bool = True) -> mjx.Data:
+        """Moves the given placeables (label -> (count, 2)): their mocap bodies (Push's block: its
+        joint) and, with ``kinematics``, their geoms' world positions, so that a natural lidar sees
+        a respawned goal in the same step."""
+        for label, xy in positions.items():
+            data = self.placeables[label].write(data, xy, kinematics=kinematics)
+        return data
+
+    def occupied(self, task: dict[str, Any], agent_xy: jax.Array, skip: str) -> jax.Array:
+        """(x, y, keepout) rows of the agent and every placeable except ``skip``, for respawning."""
+        rows = [jnp.concatenate([agent_xy, jnp.array([self.agent_keepout])])[None]]
+        for label, p in self.placeables.items():
+            if label != skip and p.count:
+                rows.append(jnp.concatenate([task[label], jnp.full((p.count, 1), p.keepout)], axis=-1))
+        return jnp.concatenate(rows)
+
+
+class NavigationSuite(NavigationBase):
     """A navigation task in a walled arena with hazards placed anew every episode.
 
     Hazards are the placeables in ``self.hazards`` (label -> placeable); zones cost by proximity,
@@ -68,7 +114,6 @@ class NavigationSuite(Suite):
     """
 
     requires = frozenset({NAVIGATION})
-    agent_keepout = 0.4
 
     def _setup(
         self,
@@ -152,13 +197,7 @@ class NavigationSuite(Suite):
     def build(self, spec: mujoco.MjSpec) -> None:
         if self.wall_extent is not None:
             scene.add_walls(spec, self.wall_extent)
-        for label, p in self.placeables.items():
-            p.build(spec, label)
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        for p in self.placeables.values():
-            p.bind(m)
-        super().bind(m)
+        super().build(spec)
 
     def sample_start(self, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
         """Places agent, props and hazards without overlaps; returns data and positions by label."""
@@ -188,14 +227,6 @@ class NavigationSuite(Suite):
         data = self.move(data, positions)
         return data, {**positions, "hazards": self.hazard_positions(positions)}
 
-    def move(self, data: mjx.Data, positions: dict[str, jax.Array], *, kinematics: bool = True) -> mjx.Data:
-        """Moves the given placeables (label -> (count, 2)): their mocap bodies (Push's block: its
-        joint) and, with ``kinematics``, their geoms' world positions, so that a natural lidar sees
-        a respawned goal in the same step."""
-        for label, xy in positions.items():
-            data = self.placeables[label].write(data, xy, kinematics=kinematics)
-        return data
-
     def prepare(self, data: mjx.Data, task: dict[str, Any]) -> mjx.Data:
         """Readies the scene for the next physics step (Button: moves the gremlins to where they
         are during it). Called at the end of :meth:`transition` and at reset; nothing by default."""
@@ -205,11 +236,3 @@ class NavigationSuite(Suite):
     def hazard_positions(self, positions: dict[str, jax.Array]) -> jax.Array:
         parts = [positions[label] for label in self.hazards]
         return jnp.concatenate(parts) if parts else jnp.zeros((0, 2), jnp.float32)
-
-    def occupied(self, task: dict[str, Any], agent_xy: jax.Array, skip: str) -> jax.Array:
-        """(x, y, keepout) rows of the agent and every placeable except ``skip``, for respawning."""
-        rows = [jnp.concatenate([agent_xy, jnp.array([self.agent_keepout])])[None]]
-        for label, p in self.placeables.items():
-            if label != skip and p.count:
-                rows.append(jnp.concatenate([task[label], jnp.full((p.count, 1), p.keepout)], axis=-1))
-        return jnp.concatenate(rows)

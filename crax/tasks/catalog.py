@@ -1,5 +1,5 @@
-"""Tasks by env id ``{Body}{Suite}{Level}``, resolved through the plugin registry: ``crax.make``,
-``crax.env_ids``, ``crax.parse_id`` and ``crax.parameters``.
+"""Tasks by env id, resolved through the plugin registry's catalogues (:mod:`crax.suites.catalogue`):
+``crax.make``, ``crax.env_ids``, ``crax.parse_id`` and ``crax.parameters``.
 
 (The module is not called ``make``: ``crax.make`` is the function, and a module of that name would
 hide these helpers behind it.)
@@ -8,7 +8,6 @@ hide these helpers behind it.)
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +17,10 @@ from crax.devices import startup
 from crax.plugins.manager import registry
 from crax.suites import checks
 from crax.suites.base import Suite
+from crax.suites.catalogue import PAPER
+from crax.suites.catalogue import supports as supports  # its home before the catalogues
 from crax.suites.task_env import TaskEnv
-from crax.tasks import compose, safety_gym
+from crax.tasks import compose
 
 ENV_PARAMETERS = {
     "episode_length": Param(Suite.episode_length, POSITIVE_COUNT,
@@ -43,65 +44,25 @@ COMPONENT_DOCS = {
 """What ``constraints`` and ``sensors`` (:mod:`crax.tasks.compose`) add, for :func:`parameters`."""
 
 
-def supports(suite: type[Suite], body: type) -> bool:
-    """Whether ``suite`` accepts ``body`` (the body's kinds include everything the suite requires)."""
-    return suite.requires <= body.kinds and (suite.default_body is None or suite.default_body == body.name)
-
-
 def env_ids() -> list[str]:
-    """Every valid env id: the registered bodies and suites' ``{Body}{Suite}{Level}``, then the
-    Safety-Gymnasium tasks crax serves (``SafetyPointGoal1-v0``, :mod:`crax.tasks.safety_gym`)."""
-    return [*crax_ids(), *safety_gym.served_ids()]
+    """Every valid env id, from the registry's catalogues (:meth:`crax.plugins.manager.Registry.env_ids`):
+    the paper's ``{Body}{Suite}{Level}`` of the registered bodies and suites, Safety-Gymnasium's
+    (``SafetyPointGoal1-v0``, :mod:`crax.suites.safety_gym.catalogue`), then plugins' catalogues."""
+    return registry().env_ids()
 
 
 def crax_ids() -> list[str]:
-    """The ids ``{Body}{Suite}{Level}`` of the registered bodies and suites."""
-    reg = registry()
-    out = []
-    for suite in reg.suites.values():
-        for body in reg.bodies.values():
-            if supports(suite, body):
-                stem = suite.name if suite.default_body == body.name else body.name + suite.name
-                out.extend(f"{stem}{level}" for level in suite.levels)
-    return out
+    """The ids ``{Body}{Suite}{Level}`` of the registered bodies and suites (the paper's catalogue)."""
+    return registry().env_ids(PAPER.name)
 
 
 def parse_id(env_id: str) -> tuple[type, type[Suite], int]:
-    """Splits an id into (body class, suite class, level); raises ValueError naming valid choices.
+    """Splits an id into (body class, suite class, level), through the catalogue that lists it
+    (:meth:`crax.plugins.manager.Registry.resolve`); raises ValueError naming valid choices.
 
     A Safety-Gymnasium id (``SafetyPointGoal1-v0``) gives the body and suite built to its
-    definitions (:func:`crax.tasks.safety_gym.lookup`)."""
-    if safety_gym.is_safety_gym_id(env_id):
-        return safety_gym.lookup(env_id)
-    reg = registry()
-    match = re.fullmatch(r"([A-Za-z][A-Za-z0-9]*?)(\d+)", env_id) if isinstance(env_id, str) else None
-    if match is None:
-        raise ValueError(f"env id {env_id!r} is not of the form {{Body}}{{Suite}}{{Level}}, e.g. PointGoal1; valid ids: {', '.join(env_ids())}")
-    stem, level = match.group(1), int(match.group(2))
-    candidates = [s for s in reg.suites if stem.endswith(s)]
-    broken = [s for s in reg.rejected("suites") if stem.endswith(s)]
-    if broken and not candidates:
-        reg.get("suites", max(broken, key=len))  # raises the suite's contract error
-    if not candidates:
-        raise ValueError(f"env id {env_id!r} names no known suite; valid suites: {', '.join(sorted(reg.suites))}")
-    suite_name = max(candidates, key=len)
-    suite = reg.suites[suite_name]
-    named = stem[: -len(suite_name)]
-    if named and suite.default_body is not None:
-        raise ValueError(
-            f"env id {env_id!r}: {suite_name} ids name no body (its body is {suite.default_body}); "
-            f"valid ids: {', '.join(f'{suite_name}{lv}' for lv in suite.levels)}"
-        )
-    body_name = named or suite.default_body
-    if body_name is None:
-        raise ValueError(f"env id {env_id!r} names no body; valid bodies: {', '.join(sorted(reg.bodies))}")
-    body = reg.get("bodies", body_name)
-    if not supports(suite, body):
-        valid = sorted(b for b, cls in reg.bodies.items() if supports(suite, cls))
-        raise ValueError(f"body {body_name!r} does not support suite {suite_name!r}; bodies for {suite_name}: {', '.join(valid)}")
-    if level not in suite.levels:
-        raise ValueError(f"level {level} is not a level of {suite_name}; valid levels: {', '.join(map(str, suite.levels))}")
-    return body, suite, level
+    definitions (:mod:`crax.suites.safety_gym.catalogue`)."""
+    return registry().resolve(env_id)
 
 
 def parameter_names(suite: type[Suite]) -> list[str]:

@@ -1,6 +1,6 @@
 """crax's Safety-Gymnasium tasks on the states recorded from Safety-Gymnasium itself.
 
-``tests/data/safety_gym_reference.json`` is written by ``benchmarks/sg_reference.py`` (run in a
+``tests/data/safety_gym_reference.json`` is written by ``tools/safety_gymnasium/sg_reference.py`` (run in a
 Python 3.10 environment with ``safety-gymnasium==1.0.0``; docs/safety_gymnasium.md). This module
 loads it and puts a crax env in each recorded state: :class:`Replica` writes the agent's pose,
 velocity and controls (the Point's x, y, yaw; the Ant's whole joint state) and every object's

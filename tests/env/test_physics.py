@@ -19,7 +19,7 @@ import crax
 from crax.core import physics
 from crax.core.env import Env, State, Vmap, wrap_for_training
 from crax.core.mjx import mjx
-from crax.learners.loop import default_devices
+from crax.learners.shared.trainer import default_devices
 from tests import trees
 
 ENV_ID = "PointCircle1"

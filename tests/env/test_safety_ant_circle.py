@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Ant Circle 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself (``ant_circle_records``); docs/safety_gymnasium.md lists the tolerances
 below and the measured errors. One env per level (module-scoped): the hand-placement program at
 levels 0 and 2, the step at level 2 (its sigwalls cost across both axes); level 1 is in the slow

@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Ant Push 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself (``ant_push_records``); docs/safety_gymnasium.md lists the tolerances below
 and the measured errors. One env per level (module-scoped). Push on the Ant is the heaviest
 program here (the box's five boxes against the Ant's 13 geoms, RK4): level 0 compiles its

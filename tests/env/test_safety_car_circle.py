@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Car Circle 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself (``car_circle_records``); docs/safety_gymnasium.md lists the tolerances
 below and the measured errors. One env per level (module-scoped); the default tier checks level
 0's spaces and definitions only (nothing compiled); the recorded states, steps and the dynamics

@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Doggo (SafetyGymDoggo) on its navigation ids, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_doggo_reference.json) was recorded by benchmarks/sg_reference_doggo.py
+The reference (tests/data/safety_gym_doggo_reference.json) was recorded by tools/safety_gymnasium/sg_reference_doggo.py
 in Safety-Gymnasium itself; docs/safety_gymnasium.md (The Doggo) lists the tolerances below and the
 measured errors. The default tier checks the spaces of every Doggo id on the suites (nothing built),
 SafetyDoggoGoal1's model, the readings against MuJoCo's sensor stage, the self-contacts and the reset

@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Point Button 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and why they are what
 they are. Recorded states are forwarded by MuJoCo in C and observed by one small program per level;
 one compiled step at levels 0 and 1 (module-scoped); level 2 (six gremlins) in the slow tier, its

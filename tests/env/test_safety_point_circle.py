@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Point Circle 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and what was measured.
 One env per level (module-scoped): its hand-placement program at every level, its step at levels
 0 and 2 (:data:`ROLLOUT_LEVELS`), one reset program. The scene is the Point alone (the circle and

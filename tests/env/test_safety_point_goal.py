@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Point Goal 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and why they are what
 they are. One compiled env per level (module-scoped); level 2 (10 free vases, condim-6 contacts)
 compiles and steps several times slower than the others, so its tests are in the slow tier.

@@ -1,6 +1,6 @@
 """Safety-Gymnasium's Point Push 0-2 served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
-The reference (tests/data/safety_gym_reference.json) was recorded by benchmarks/sg_reference.py in
+The reference (tests/data/safety_gym_reference.json) was recorded by tools/safety_gymnasium/sg_reference.py in
 Safety-Gymnasium itself; docs/safety_gymnasium.md lists the tolerances below and the measured
 errors. One compiled env per level (module-scoped): levels 0 and 1 compile the hand-placement
 program, level 0 also the step (pushing the box into the goal, the dynamics rollout); level 2

@@ -2,7 +2,7 @@
 
 The references (tests/data/safety_gym_race_reference.json: the Point, the Car and the Ant;
 tests/data/safety_gym_race_agents_reference.json: the Doggo and the Racecar) were recorded by
-benchmarks/sg_reference_race.py in Safety-Gymnasium itself. crax collides with boxes where
+tools/safety_gymnasium/sg_reference_race.py in Safety-Gymnasium itself. crax collides with boxes where
 Safety-Gymnasium collides with the convex hulls of its wall meshes (docs/safety_gymnasium.md,
 "Race"): the walls' contact onsets are compared on crax's model in MuJoCo's C engine (nothing
 compiled). The default tier builds envs and compares definitions and onsets; states, resets and
@@ -27,7 +27,7 @@ from tests.env.test_safety_racecar import SENSOR_ATOL as RACECAR_SENSOR_ATOL
 AGENTS = ("Point", "Car", "Ant", "Doggo", "Racecar")
 IDS = [f"Safety{a}Race{level}-v0" for a in AGENTS for level in (0, 1, 2)]
 REFERENCES = ("safety_gym_race_reference.json", "safety_gym_race_agents_reference.json")
-"""The Point, Car and Ant; the Doggo and Racecar (``benchmarks/sg_reference_race.py --agents
+"""The Point, Car and Ant; the Doggo and Racecar (``tools/safety_gymnasium/sg_reference_race.py --agents
 point-car-ant``, ``--agents doggo-racecar``)."""
 SENSOR_ATOL = {"Point": 1e-4, "Car": 1e-3, "Ant": 2e-3, "Doggo": DOGGO_SENSOR_ATOL, "Racecar": RACECAR_SENSOR_ATOL}
 """Body readings on a set state: each agent's bound in its Goal tests (tests/env/test_safety_*_goal.py,

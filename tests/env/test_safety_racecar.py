@@ -1,7 +1,7 @@
 """Safety-Gymnasium's Racecar served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
 The reference (tests/data/safety_gym_racecar_reference.json) was recorded by
-benchmarks/sg_reference_racecar.py in Safety-Gymnasium itself; docs/safety_gymnasium.md (The Racecar)
+tools/safety_gymnasium/sg_reference_racecar.py in Safety-Gymnasium itself; docs/safety_gymnasium.md (The Racecar)
 lists the tolerances below and the measured errors. One env, SafetyRacecarGoal1-v0 (module-scoped);
 the default tier checks its spaces, timing and compiled model (nothing compiled); every other id's
 spaces, the recorded states and the drive are in the slow tier. The file compiles one step.

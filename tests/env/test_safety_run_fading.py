@@ -1,7 +1,7 @@
 """Safety-Gymnasium's Run and Fading tasks served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
 The reference (tests/data/safety_gym_run_fading_reference.json) was recorded by
-benchmarks/sg_reference_run_fading.py in Safety-Gymnasium itself. Run is its own task; Fading is
+tools/safety_gymnasium/sg_reference_run_fading.py in Safety-Gymnasium itself. Run is its own task; Fading is
 the Goal task at the same level with objects fading from view, so its observations and costs are
 checked against the Goal's recorded states (tests/data/safety_gym_reference.json) and its fading
 against the alphas Safety-Gymnasium's own Fading steps leave in its model. The default tier builds

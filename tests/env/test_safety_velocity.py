@@ -1,7 +1,7 @@
 """Safety-Gymnasium's Velocity-v1 tasks served by crax, against Safety-Gymnasium 1.0.0's own numbers.
 
 The reference (tests/data/safety_velocity_reference.json) was recorded by
-benchmarks/sg_velocity_reference.py in Safety-Gymnasium itself; docs/safety_gymnasium.md lists the
+tools/safety_gymnasium/sg_velocity_reference.py in Safety-Gymnasium itself; docs/safety_gymnasium.md lists the
 tolerances below and what was measured. One env per id (module-scoped): a recorded state is written,
 run through MuJoCo's forward pass (:mod:`tests.env.c_forward`) and observed by crax; one jitted
 ``step``, reused by every test, continues from it.
@@ -22,7 +22,6 @@ from crax.gymnasium import safety as safety_gymnasium
 from crax.gymnasium.env import action_box, action_scale, observation_box
 from crax.suites.safety_gym import SafetyVelocity
 from crax.suites.task_env import TaskEnv
-from crax.tasks import safety_gym
 from tests.env import c_forward
 from tests.env.safety_gym_reference import load
 
@@ -168,7 +167,7 @@ def test_rollouts_reward_cost_and_termination(replica):
 
 
 def test_ids_are_served_by_make_list_and_the_safety_face():
-    served = safety_gym.served_ids()
+    served = crax.registry().env_ids("safety-gymnasium")
     assert set(IDS) <= set(served) and set(IDS) <= set(crax.env_ids())
     for env_id, agent in zip(IDS, AGENTS, strict=True):
         body, suite, level = crax.parse_id(env_id)

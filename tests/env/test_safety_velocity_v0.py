@@ -4,7 +4,7 @@ v0 is v1's task with other thresholds (and the Swimmer's cost on its planar spee
 recorded physics (``test_safety_velocity.py``) covers its dynamics; this file checks what v0 defines,
 on one recorded step per state: the state before and after the step (Safety-Gymnasium's) go through
 MuJoCo's forward pass in C, and the suite's transition and costs, run eagerly (nothing compiled),
-give the reward, the velocity and the cost. ``benchmarks/sg_velocity_v0_reference.py`` records
+give the reward, the velocity and the cost. ``tools/safety_gymnasium/sg_velocity_v0_reference.py`` records
 ``tests/data/safety_velocity_v0_reference.json``.
 """
 

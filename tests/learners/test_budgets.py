@@ -35,28 +35,28 @@ def test_budget_specs_parse_and_bad_ones_name_the_form():
 def test_each_multiplier_moves_only_with_its_own_violation():
     v = jnp.asarray([0.5, -0.2])  # hazard over its budget, edge under it
     lag = make(PPOLag, lambda_lr=2.0)
-    assert lag.lagrange[...].shape == (2,) and lag.cost_critic.layers[-1].kernel[...].shape[-1] == 2
+    assert lag.rule.lagrange[...].shape == (2,) and lag.cost_critic.layers[-1].kernel[...].shape[-1] == 2
     np.testing.assert_allclose(lag.violation(jnp.asarray([0.1, 0.005])), [0.1 - 0.04, 0.005 - 0.01], rtol=1e-6)
     lag.multiplier_update(v)
-    np.testing.assert_allclose(lag.lagrange[...], [1.0, 0.0])
+    np.testing.assert_allclose(lag.rule.lagrange[...], [1.0, 0.0])
     lag.multiplier_update(jnp.asarray([0.0, 0.3]))
-    np.testing.assert_allclose(lag.lagrange[...], [1.0, 0.6], rtol=1e-6)
+    np.testing.assert_allclose(lag.rule.lagrange[...], [1.0, 0.6], rtol=1e-6)
     # (Â_r − Σ λ_k Â_c,k) / (1 + Σ λ_k)
     adv = lag.advantage(jnp.asarray([1.0, 2.0]), jnp.asarray([[1.0, 0.5], [0.0, -1.0]]), v)
     np.testing.assert_allclose(adv, [(1.0 - 1.0 - 0.3) / 2.6, (2.0 + 0.6) / 2.6], rtol=1e-6)
 
     pid = make(PPOPID, kd=0.0)
     pid.multiplier_update(v)  # e = T·v = (50, −20); I = max(0, 0.001 + 0.01 e)
-    np.testing.assert_allclose(pid.integral[...], [0.501, 0.0], rtol=1e-5)
-    np.testing.assert_allclose(pid.lagrange[...], [0.501 + 0.1 * 0.05 * 50, 0.0], rtol=1e-5)
+    np.testing.assert_allclose(pid.rule.integral[...], [0.501, 0.0], rtol=1e-5)
+    np.testing.assert_allclose(pid.rule.lagrange[...], [0.501 + 0.1 * 0.05 * 50, 0.0], rtol=1e-5)
 
     p3o = make(P3O, kappa_init=0.01, kappa_factor=1.1, kappa_max=50.0)
     p3o.multiplier_update(v)
-    np.testing.assert_allclose(p3o.kappa[...], [0.011, 0.01], rtol=1e-6)  # grows ×1.1 only where v > 0
+    np.testing.assert_allclose(p3o.rule.kappa[...], [0.011, 0.01], rtol=1e-6)  # grows ×1.1 only where v > 0
 
     focops = make(FOCOPS, lambda_optimizer="sgd", lambda_init=0.1, lambda_lr=1.0)
     focops.multiplier_update(v)
-    np.testing.assert_allclose(focops.lagrange[...], [0.6, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(focops.rule.lagrange[...], [0.6, 0.0], rtol=1e-6)
 
 
 def test_p3o_penalises_each_term_and_crpo_follows_the_worst():

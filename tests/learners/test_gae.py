@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from crax.learners import gae
-from crax.learners.networks import Normalizer, gaussian_kl
-from crax.learners.trainer import next_values
+from crax.learners.on_policy.trainer import next_values
+from crax.learners.shared.networks import Normalizer, gaussian_kl
 
 
 def numpy_gae(rewards, values, next_values, terminated, truncated, gamma, lam):

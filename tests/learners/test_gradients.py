@@ -1,4 +1,4 @@
-"""crax.learners.gradients: a batch-mean loss and its gradient taken chunk by chunk equal the whole batch's,
+"""crax.learners.shared.gradients: a batch-mean loss and its gradient taken chunk by chunk equal the whole batch's,
 and the PPO family's critics use it (``critic_chunk``)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from flax import nnx
 
 from crax import runs
 from crax.learners import PPOLag
-from crax.learners.gradients import chunk_count, chunked_mean, chunked_rows
+from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 

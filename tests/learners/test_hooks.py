@@ -10,8 +10,8 @@ from flax import nnx
 
 from crax.core.env import EpisodeStats, SauteBudget, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
-from crax.learners.base import IterationBatch
-from crax.learners.focops import focops_loss
+from crax.learners.on_policy.family import IterationBatch
+from crax.learners.on_policy.focops import focops_loss
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -39,12 +39,12 @@ def test_ppo_lag_lambda_rises_above_bound_and_decays_to_zero_below():
     above = learner.violation(jnp.asarray(0.35))  # v = 0.1
     for k in range(1, 4):
         learner.multiplier_update(above)
-        assert float(learner.lagrange[...]) == pytest.approx(0.3 * k, rel=1e-5)
+        assert float(learner.rule.lagrange[...]) == pytest.approx(0.3 * k, rel=1e-5)
     below = learner.violation(jnp.asarray(0.2))  # v = -0.05 -> -0.15 per update
     values = []
     for _ in range(10):
         learner.multiplier_update(below)
-        values.append(float(learner.lagrange[...]))
+        values.append(float(learner.rule.lagrange[...]))
     assert values[0] == pytest.approx(0.75, rel=1e-5)
     assert all(a >= b for a, b in zip(values, values[1:], strict=False))
     assert values[-1] == 0.0 and min(values) == 0.0
@@ -56,37 +56,37 @@ def test_ppo_lag_mixes_advantages_and_stops_gradient_through_lambda():
     np.testing.assert_allclose(adv, [(1.0 - 1.5) / 4.0, -6.0 / 4.0])
     # The policy loss must not produce a gradient for the multiplier.
     g = nnx.grad(lambda m: m.policy_loss(batch([1.1], [1.0], [1.0], 0.0))[0], argnums=nnx.DiffState(0, nnx.Variable))(learner)
-    assert float(g["lagrange"][...]) == 0.0
+    assert float(g["rule"]["lagrange"][...]) == 0.0
 
 
 def test_ppo_pid_positional_rule_on_the_episode_cost():
     # OmniSafe's PIDLagrangian (the recorded comparison: test_omnisafe_on_policy.py), by hand: J = T·v + d
     learner = make(PPOPID, kp=1.0, ki=0.1, kd=2.0, d_delay=2, p_ema=0.5, d_ema=0.5, lambda_init=0.0)
     learner.multiplier_update(jnp.asarray(0.1))  # J = 35, e = 10
-    assert float(learner.integral[...]) == pytest.approx(1.0)  # I = 0 + 0.1 · 10
-    assert float(learner.p_ema[...]) == pytest.approx(5.0)  # P = 0.5 · 0 + 0.5 · 10
-    assert float(learner.d_ema[...]) == pytest.approx(17.5)  # D = 0.5 · 35
-    assert float(learner.lagrange[...]) == pytest.approx(5.0 + 1.0 + 2.0 * 17.5, rel=1e-5)  # D − D₋₂ = 17.5 − 0
+    assert float(learner.rule.integral[...]) == pytest.approx(1.0)  # I = 0 + 0.1 · 10
+    assert float(learner.rule.p_ema[...]) == pytest.approx(5.0)  # P = 0.5 · 0 + 0.5 · 10
+    assert float(learner.rule.d_ema[...]) == pytest.approx(17.5)  # D = 0.5 · 35
+    assert float(learner.rule.lagrange[...]) == pytest.approx(5.0 + 1.0 + 2.0 * 17.5, rel=1e-5)  # D − D₋₂ = 17.5 − 0
     learner.multiplier_update(jnp.asarray(0.0))  # J = 25, e = 0: D = 21.25, D₋₂ = 0 still
-    assert float(learner.lagrange[...]) == pytest.approx(2.5 + 1.0 + 2.0 * 21.25, rel=1e-5)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(2.5 + 1.0 + 2.0 * 21.25, rel=1e-5)
     learner.multiplier_update(jnp.asarray(0.0))  # D = 23.125, D₋₂ = 17.5 (the first update's)
-    assert float(learner.lagrange[...]) == pytest.approx(1.25 + 1.0 + 2.0 * 5.625, rel=1e-5)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(1.25 + 1.0 + 2.0 * 5.625, rel=1e-5)
     for _ in range(8):
         learner.multiplier_update(jnp.asarray(-0.25))  # J = 0: the integral hits 0, D falls, λ reaches 0
-    assert float(learner.integral[...]) == 0.0
-    assert float(learner.lagrange[...]) == 0.0
+    assert float(learner.rule.integral[...]) == 0.0
+    assert float(learner.rule.lagrange[...]) == 0.0
 
 
 def test_ppo_pid_clips():
     unbounded = make(PPOPID, kp=1.0, lambda_max=2.0)  # sum_norm (OmniSafe's default): no λ_max clip
     unbounded.multiplier_update(jnp.asarray(1.0))
-    assert float(unbounded.lagrange[...]) > 2.0
+    assert float(unbounded.rule.lagrange[...]) > 2.0
     capped = make(PPOPID, kp=1.0, lambda_max=2.0, sum_norm=False)
     capped.multiplier_update(jnp.asarray(1.0))
-    assert float(capped.lagrange[...]) == pytest.approx(2.0)
+    assert float(capped.rule.lagrange[...]) == pytest.approx(2.0)
     normed = make(PPOPID, kp=1.0, ki=1.0, diff_norm=True)  # I and λ in [0, 1]
     normed.multiplier_update(jnp.asarray(1.0))
-    assert float(normed.integral[...]) == 1.0 and float(normed.lagrange[...]) == 1.0
+    assert float(normed.rule.integral[...]) == 1.0 and float(normed.rule.lagrange[...]) == 1.0
 
 
 def test_p3o_kappa_schedule():
@@ -95,13 +95,13 @@ def test_p3o_kappa_schedule():
     for _ in range(30):
         learner.multiplier_update(jnp.asarray(0.1))
         expected = min(expected * 1.1, 0.05)
-        assert float(learner.kappa[...]) == pytest.approx(expected, rel=1e-4)
-    assert float(learner.kappa[...]) == pytest.approx(0.05)
+        assert float(learner.rule.kappa[...]) == pytest.approx(expected, rel=1e-4)
+    assert float(learner.rule.kappa[...]) == pytest.approx(0.05)
     learner.multiplier_update(jnp.asarray(-0.1))
-    assert float(learner.kappa[...]) == pytest.approx(0.05 / 1.1, rel=1e-5)
+    assert float(learner.rule.kappa[...]) == pytest.approx(0.05 / 1.1, rel=1e-5)
     for _ in range(40):
         learner.multiplier_update(jnp.asarray(0.0))  # v == 0 counts as satisfied
-    assert float(learner.kappa[...]) == pytest.approx(0.01)
+    assert float(learner.rule.kappa[...]) == pytest.approx(0.01)
 
 
 def test_p3o_relu_penalty_on_cost_surrogate_plus_episode_excess():
@@ -151,14 +151,14 @@ def test_focops_kl_mask_and_target():
 def test_focops_nu_by_the_lagrangian_rule():
     learner = make(FOCOPS, lambda_optimizer="sgd", lambda_init=0.1, lambda_lr=1.0, lambda_max=0.5)
     learner.multiplier_update(jnp.asarray(0.2))
-    assert float(learner.lagrange[...]) == pytest.approx(0.3)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(0.3)
     learner.multiplier_update(jnp.asarray(1.0))
-    assert float(learner.lagrange[...]) == pytest.approx(0.5)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(0.5)
     learner.multiplier_update(jnp.asarray(-2.0))
-    assert float(learner.lagrange[...]) == 0.0
+    assert float(learner.rule.lagrange[...]) == 0.0
     adam = make(FOCOPS)  # OmniSafe's: Adam at 0.035 on −ν·(J_c − d), from 0.001, capped at 2
     adam.multiplier_update(jnp.asarray(0.1))
-    assert float(adam.lagrange[...]) == pytest.approx(0.001 + 0.035, rel=1e-4)  # Adam's first step: lr · sign
+    assert float(adam.rule.lagrange[...]) == pytest.approx(0.001 + 0.035, rel=1e-4)  # Adam's first step: lr · sign
 
 
 def test_crpo_switches_between_reward_and_cost():

@@ -1,11 +1,11 @@
-"""crax.learners.networks.swish: the values and derivatives of flax's swish, x·sigmoid(x), through its own rule."""
+"""crax.learners.shared.networks.swish: the values and derivatives of flax's swish, x·sigmoid(x), through its own rule."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from crax.learners.networks import MLP, swish
+from crax.learners.shared.networks import MLP, swish
 
 X = jnp.linspace(-12.0, 12.0, 97)
 

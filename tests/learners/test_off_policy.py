@@ -29,9 +29,9 @@ from crax.learners import (
     TD3Lag,
     make_trainer,
 )
-from crax.learners.loop import Transition
-from crax.learners.off_policy_trainer import n_step_transitions
-from crax.learners.sac import squashed_sample
+from crax.learners.off_policy.sac import squashed_sample
+from crax.learners.off_policy.trainer import n_step_transitions
+from crax.learners.shared.trainer import Transition
 from crax.plugins.manager import registry
 from crax.runs import checkpoint as ckpt
 from crax.runs.metrics import read_metrics

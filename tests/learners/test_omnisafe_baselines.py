@@ -35,10 +35,10 @@ from crax.learners import (
     TRPOEarlyTerminated,
     TRPOSaute,
     TRPOSimmerPID,
-    trust_region,
 )
-from crax.learners.networks import gaussian_kl, gaussian_log_prob
-from crax.learners.trust_region import PolicySpace
+from crax.learners.shared.networks import gaussian_kl, gaussian_log_prob
+from crax.learners.trust_region import family as trust_region
+from crax.learners.trust_region.family import PolicySpace
 from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
 from tests.learners.toy_env import ToyEnv
@@ -89,7 +89,7 @@ def step_multipliers(made, episode_costs) -> list[float]:
     out = []
     for jc in episode_costs:
         made.multiplier_update(jnp.asarray((float(jc) - float(DATA["limit"])) / made.episode_length, jnp.float32))
-        out.append(float(made.lagrange[...]))
+        out.append(float(made.rule.lagrange[...]))
     return out
 
 
@@ -199,8 +199,8 @@ def test_lagrangian_losses_and_gradients_match_omnisafe(cls, key):
 def test_pdo_surrogate_is_not_clipped_and_cppo_pid_s_is():
     """On this batch some ratios are past PPO's clip: PDO's loss is OmniSafe's unclipped one, CPPO-PID's clipped."""
     pdo, cppo = learner(PDO), learner(CPPOPID)
-    pdo.lagrange[...] = jnp.asarray(0.0)
-    cppo.lagrange[...] = jnp.asarray(0.0)
+    pdo.rule.lagrange[...] = jnp.asarray(0.0)
+    cppo.rule.lagrange[...] = jnp.asarray(0.0)
     assert abs(loss_and_grad(pdo)[0] - loss_and_grad(cppo)[0]) > 1e-4
 
 
@@ -209,7 +209,7 @@ def test_ipo_penalty_loss_and_gradient_match_omnisafe(i):
     rec = DATA["ipo"][i]
     made = learner(IPO)
     made.multiplier_update(jnp.asarray((float(rec["ep_cost"]) - float(DATA["limit"])) / T, jnp.float32))
-    np.testing.assert_allclose(float(made.ipo_penalty[...]), rec["penalty"], rtol=1e-4)
+    np.testing.assert_allclose(float(made.rule.ipo_penalty[...]), rec["penalty"], rtol=1e-4)
     adv = made.advantage(BATCH["adv_r"], BATCH["adv_c"], jnp.zeros(()))
     np.testing.assert_allclose(adv, rec["adv"], rtol=1e-4, atol=1e-6)
     loss, grad = loss_and_grad(made)
@@ -319,11 +319,11 @@ def test_simmer_controller_matches_omnisafe_s_agent(key):
                    simmer_upper_budget=float(rec["upper_budget"]), saute_discount=float(gains["saute_gamma"]),
                    simmer_kp=float(gains["kp"]), simmer_ki=float(gains["ki"]), simmer_kd=float(gains["kd"]),
                    simmer_polyak=float(gains["polyak"]))
-    np.testing.assert_allclose(float(made.simmer_budget[...]), rec["start_budget"], rtol=1e-6)
+    np.testing.assert_allclose(float(made.rule.simmer_budget[...]), rec["start_budget"], rtol=1e-6)
     budgets = []
     for jc in rec["ep_costs"]:
         made.multiplier_update(jnp.asarray((float(jc) - float(rec["safety_bound"])) / made.episode_length))
-        budgets.append(float(made.simmer_budget[...]))
+        budgets.append(float(made.rule.simmer_budget[...]))
     np.testing.assert_allclose(budgets, rec["budgets"], rtol=1e-5)
     # the learner's action carries the budget to the env
     action = made.env_action(jnp.zeros((5, int(DATA["actor"]["act"]))))

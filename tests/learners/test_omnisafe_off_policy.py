@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from flax import nnx
 
-import crax.learners.sac as sac_module
-import crax.learners.td3 as td3_module
+import crax.learners.off_policy.sac as sac_module
+import crax.learners.off_policy.td3 as td3_module
 from crax.learners import (
     DDPG,
     DDPGPID,
@@ -30,9 +30,9 @@ from crax.learners import (
     SACLag,
     TD3Lag,
 )
-from crax.learners.ddpg_pid import DDPGPIDConfig
-from crax.learners.networks import MLP
-from crax.learners.off_policy import OffPolicyPIDFields, value_and_grad
+from crax.learners.off_policy.ddpg_pid import DDPGPIDConfig
+from crax.learners.off_policy.family import OffPolicyPIDFields, value_and_grad
+from crax.learners.shared.networks import MLP
 from tests.learners.omnisafe_data import load
 
 DATA = load("off_policy")
@@ -104,8 +104,8 @@ def make(cls, family: str, **overrides):
     set_critics(learner.target_critics, nets["target_reward_critic"], nets["target_cost_critic"])
     if hasattr(learner, "target_actor"):
         set_mlp(learner.target_actor.net, nets["target_actor"])
-    if hasattr(learner, "lagrange"):
-        learner.lagrange[...] = jnp.full_like(learner.lagrange[...], float(DATA["lambda"]))
+    if learner.rule is not None:
+        learner.rule.lagrange[...] = jnp.full_like(learner.rule.lagrange[...], float(DATA["lambda"]))
     return learner
 
 

@@ -13,11 +13,11 @@ import pytest
 from flax import nnx
 
 from crax.learners import CUP, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PPOCost, PPOLag
-from crax.learners.base import IterationBatch, adam
-from crax.learners.cup import projection_loss
-from crax.learners.multipliers import PIDFields, lagrangian_adam, pid_init, pid_step
-from crax.learners.networks import gaussian_kl, gaussian_log_prob
-from crax.learners.trainer import gae, normalize_cost, standardize
+from crax.learners.on_policy.cup import projection_loss
+from crax.learners.on_policy.family import IterationBatch, adam
+from crax.learners.on_policy.trainer import gae, normalize_cost, standardize
+from crax.learners.rules import PIDFields, lagrangian_adam, pid_init, pid_step
+from crax.learners.shared.networks import gaussian_kl, gaussian_log_prob
 from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
 
@@ -160,7 +160,7 @@ def test_lagrange_adam_matches_omnisafes_lagrange(case):
                                      bound and float(bound))
         got.append(float(lam))
         learner.multiplier_update(violation(float(jc)))
-        through_learner.append(float(learner.lagrange[...]))
+        through_learner.append(float(learner.rule.lagrange[...]))
     np.testing.assert_allclose(got, rec["lagrange"], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(through_learner, rec["lagrange"], rtol=1e-5, atol=1e-6)
     if bound is not None:
@@ -186,7 +186,7 @@ def test_pid_lagrangian_matches_omnisafes(case):
         state = pid_step(state, jnp.asarray(jc), jnp.asarray(float(cfgs["cost_limit"])), gains)
         rows.append([float(state.lagrange), float(state.integral), float(state.p_ema), float(state.d_ema)])
         learner.multiplier_update(violation(float(jc)))
-        lams.append(float(learner.lagrange[...]))
+        lams.append(float(learner.rule.lagrange[...]))
     want = rec["lagrange_integral_p_d"]
     np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(lams, want[:, 0], rtol=1e-4, atol=1e-5)
@@ -213,11 +213,11 @@ def test_ppo_policy_loss_and_gradient_match_omnisafe():
 def test_ppo_lag_and_cppo_pid_mix_the_advantages_as_omnisafe():
     b = LOSSES["batch"]
     lag = make(PPOLag)
-    lag.lagrange[...] = jnp.asarray(LOSSES["ppo_lag"]["lagrange"])
+    lag.rule.lagrange[...] = jnp.asarray(LOSSES["ppo_lag"]["lagrange"])
     np.testing.assert_allclose(lag.advantage(b["adv_r"], b["adv_c"], violation(BOUND)), LOSSES["ppo_lag"]["adv"], **TOL)
     pid = make(PPOPID)
     pid.multiplier_update(violation(40.0))  # OmniSafe: pid_update(40) from a fresh controller
-    assert float(pid.lagrange[...]) == pytest.approx(float(LOSSES["cppo_pid"]["lagrange"]), rel=1e-5)
+    assert float(pid.rule.lagrange[...]) == pytest.approx(float(LOSSES["cppo_pid"]["lagrange"]), rel=1e-5)
     np.testing.assert_allclose(pid.advantage(b["adv_r"], b["adv_c"], violation(BOUND)), LOSSES["cppo_pid"]["adv"],
                                **TOL)
 
@@ -240,7 +240,7 @@ def test_focops_loss_is_the_per_state_form_where_omnisafe_broadcasts():
     keeps the per-state mask of the paper's reference code (docs/DECISIONS.md)."""
     rec = LOSSES["focops"]
     learner = make(FOCOPS, LOSSES["params"], focops_lambda=float(rec["lam"]), kl_delta=float(rec["eta"]))
-    learner.lagrange[...] = jnp.asarray(rec["nu"])
+    learner.rule.lagrange[...] = jnp.asarray(rec["nu"])
     mb = minibatch(LOSSES["batch"])
     v = violation(BOUND)
     adv = learner.advantage(mb["adv_r"], mb["adv_c"], v)
@@ -325,7 +325,7 @@ def test_focops_update_matches_omnisafe_multiplier_epochs_and_parameters():
     rec = UPDATES["focops"]
     learner, metrics = run_update(FOCOPS, rec, focops_lambda=float(rec["focops_lam"]),
                                   kl_delta=float(rec["focops_eta"]))
-    assert float(learner.lagrange[...]) == pytest.approx(float(rec["lagrange"]), rel=1e-5)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(float(rec["lagrange"]), rel=1e-5)
     assert int(metrics["policy/epochs"]) == int(rec["stop_iter"]) < int(rec["update_iters"])
     assert_trees(actor_tree(learner), rec["after"], **UPDATE_TOL)
 
@@ -333,7 +333,7 @@ def test_focops_update_matches_omnisafe_multiplier_epochs_and_parameters():
 def test_cup_update_matches_omnisafe_two_stages():
     rec = UPDATES["cup"]
     learner, metrics = run_update(CUP, rec)
-    assert float(learner.lagrange[...]) == pytest.approx(float(rec["lagrange"]), rel=1e-5)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(float(rec["lagrange"]), rel=1e-5)
     assert int(metrics["cup/performance_epochs"]) == int(rec["stop_iter"])
     assert int(metrics["cup/projection_epochs"]) == int(rec["second_stop_iter"])
     assert_trees(actor_tree(learner), rec["after"], **UPDATE_TOL)

@@ -22,12 +22,11 @@ import pytest
 from flax import nnx
 from jax.flatten_util import ravel_pytree
 
-import crax.learners.trust_region as trust_region
+import crax.learners.trust_region.family as trust_region
 from crax.learners import CPO, CRPO, PCPO, TRPOLag
-from crax.learners.base import IterationBatch
-from crax.learners.cpo import cpo_direction
-from crax.learners.pcpo import pcpo_direction
-from crax.learners.trust_region import (
+from crax.learners.on_policy.family import IterationBatch
+from crax.learners.trust_region.cpo import cpo_direction
+from crax.learners.trust_region.family import (
     PolicySpace,
     TrustRegionPPO,
     conjugate_gradient,
@@ -35,6 +34,7 @@ from crax.learners.trust_region import (
     linearize,
     trpo_direction,
 )
+from crax.learners.trust_region.pcpo import pcpo_direction
 from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
 
@@ -151,7 +151,7 @@ def test_omnisafe_trpo_update(name):
         learner = make(TrustRegionPPO)
     else:
         learner = make(TRPOLag)
-        learner.lagrange[...] = jnp.full_like(learner.lagrange[...], record()["settings"]["trpo_lag_lambda"])
+        learner.rule.lagrange[...] = jnp.full_like(learner.rule.lagrange[...], record()["settings"]["trpo_lag_lambda"])
     space = PolicySpace(learner, batch().samples)
     step, stats = learner.actor_step(space, batch())
     check_update(learner, want, step, stats)

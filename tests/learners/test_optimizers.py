@@ -9,8 +9,8 @@ import pytest
 from flax import nnx
 
 from crax.learners import PPOLag
-from crax.learners.base import adam
-from crax.learners.optimizers import actor_learning_rate, per_network, set_actor_learning_rate
+from crax.learners.on_policy.family import adam
+from crax.learners.shared.optimizers import actor_learning_rate, per_network, set_actor_learning_rate
 from tests.learners.conftest import tiny
 
 

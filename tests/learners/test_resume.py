@@ -250,3 +250,21 @@ def test_a_run_stored_before_a_rule_changed_is_refused_saying_why(learner, store
 
     with pytest.raises(ValueError, match=r"stored by an older crax .* no longer has: .*\(decision (77|80)\)"):
         ckpt.config_from_dict(get_learner(learner).Config, stored)
+
+
+def test_a_checkpoint_from_before_the_rules_were_components_resumes(tmp_path):
+    """A checkpoint that stored PPO-Lag's λ on the learner (``model/0/lagrange``) restores into today's
+    learner, whose rule holds it (``model/0/rule/lagrange``); a name found under neither is still refused."""
+    import numpy as np
+
+    template = {"model": {"0": {"rule": {"lagrange": {"value": np.zeros((3,), np.float32)}},
+                                "actor": {"value": np.zeros((2,), np.float32)}}}}
+    old = {"model": {"0": {"lagrange": {"value": np.full((3,), 0.7, np.float32)},
+                           "actor": {"value": np.ones((2,), np.float32)}}}}
+    ckpt.save_checkpoint(tmp_path, old, env_steps=10, iteration=1)
+    restored = ckpt.load_checkpoint(tmp_path, template)["state"]
+    np.testing.assert_allclose(restored["model"]["0"]["rule"]["lagrange"]["value"], 0.7)
+    np.testing.assert_allclose(restored["model"]["0"]["actor"]["value"], 1.0)
+    template["model"]["0"]["rule"]["integral"] = {"value": np.zeros((3,), np.float32)}
+    with pytest.raises(ckpt.CheckpointMismatch, match="rule/integral"):
+        ckpt.load_checkpoint(tmp_path, template)

@@ -11,16 +11,16 @@ import pytest
 from flax import nnx
 
 from crax.learners import CPO, CRPO, PCPO, Trainer, TRPOLag
-from crax.learners.base import IterationBatch
-from crax.learners.cpo import cpo_direction
-from crax.learners.pcpo import pcpo_direction
-from crax.learners.trust_region import (
+from crax.learners.on_policy.family import IterationBatch
+from crax.learners.trust_region.cpo import cpo_direction
+from crax.learners.trust_region.family import (
     PolicySpace,
     backtracking_line_search,
     conjugate_gradient,
     linearize,
     trpo_direction,
 )
+from crax.learners.trust_region.pcpo import pcpo_direction
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnvTwoCosts
 

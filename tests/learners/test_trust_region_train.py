@@ -17,7 +17,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from crax import runs
 from crax.cli import train as train_cli
 from crax.learners import CPO, CRPO, CUP, PCPO, Trainer, TRPOLag
-from crax.learners.networks import gaussian_kl_per_dim, gaussian_log_prob
+from crax.learners.shared.networks import gaussian_kl_per_dim, gaussian_log_prob
 from crax.runs.metrics import read_metrics
 from tests.learners.conftest import TOY_ENV_ID, tiny
 from tests.learners.test_resume import interrupt_at_call, records

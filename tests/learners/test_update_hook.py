@@ -29,7 +29,8 @@ def one_ppo_lag_iteration() -> dict[str, dict[str, list[float]]]:
     model = {}
     for path, leaf in leaves:
         x = np.asarray(leaf, np.float64).reshape(-1)
-        model[jax.tree_util.keystr(path)] = [float(x.sum()), *map(float, x[:3])]
+        # the rule's variables were the learner's when the numbers were pinned (decision 83 moved them)
+        model[jax.tree_util.keystr(path).replace("['rule']", "")] = [float(x.sum()), *map(float, x[:3])]
     return {"metrics": {k: [float(v[0, 0])] for k, v in metrics.items()}, "model": model}
 
 

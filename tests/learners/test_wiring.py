@@ -19,9 +19,9 @@ from flax import nnx
 
 from crax import runs
 from crax.learners import FOCOPS, PPOLag, Trainer, gae
-from crax.learners import trainer as trainer_module
-from crax.learners.networks import Normalizer, gaussian_log_prob
-from crax.learners.trainer import Transition
+from crax.learners.on_policy import trainer as trainer_module
+from crax.learners.on_policy.trainer import Transition
+from crax.learners.shared.networks import Normalizer, gaussian_log_prob
 from tests.learners.conftest import PPO_FAMILY, TOY_ENV_ID, tiny
 from tests.learners.toy_env import ToyEnv
 
@@ -57,7 +57,7 @@ OWN |= {
     "cup": dict(lambda_optimizer="adam", lambda_lr=0.035, lambda_init=0.001, lambda_max=2.0, target_kl=0.01),
 }
 # The learners named after OmniSafe's algorithms take its yaml files' algorithm choices
-# (crax/learners/omnisafe_defaults.py): PPO-based ones clip 0.2, no entropy bonus, KL early stop at 0.02; the Lagrange rule by
+# (crax/learners/on_policy/omnisafe_defaults.py): PPO-based ones clip 0.2, no entropy bonus, KL early stop at 0.02; the Lagrange rule by
 # Adam (lr 0.035, λ₀ 0.001); Saute's and Simmer's budget fields as OmniSafe's PPOSaute/PPOSimmerPID.yaml.
 OMNISAFE_PPO = dict(clip_epsilon=0.2, entropy_cost=0.0, target_kl=0.02)
 OMNISAFE_LAGRANGE = dict(lambda_lr=0.035, lambda_init=0.001, lambda_optimizer="adam")
@@ -92,7 +92,7 @@ class SpyLag(PPOLag):
 
     def policy_loss(self, batch):
         loss, extra = super().policy_loss(batch)
-        return loss, {**extra, "spy/lagrange_seen": self.penalty(self.lagrange)}
+        return loss, {**extra, "spy/lagrange_seen": self.rule.weight()}
 
 
 def hand_transition(learner, n_steps=8, n_envs=8, seed=0):
@@ -201,7 +201,7 @@ def test_multipliers_stay_out_of_the_optimizer_in_a_real_iteration():
     state, metrics = trainer.run(trainer.init(jax.random.key(0)), 1)
     assert float(metrics["constraint/violation"][0, 0]) == 0.0
     learner, opt = nnx.merge(trainer.graphdef, jax.tree.map(lambda x: x[0], state.model))
-    assert float(learner.lagrange[...]) == pytest.approx(0.1)
+    assert float(learner.rule.lagrange[...]) == pytest.approx(0.1)
     before = trainer.learner(trainer.init(jax.random.key(0)))
     changed = [not np.allclose(a, b) for a, b in zip(jax.tree.leaves(nnx.state(learner.actor, nnx.Param)),
                                                       jax.tree.leaves(nnx.state(before.actor, nnx.Param)), strict=True)]

@@ -59,7 +59,7 @@ def test_curriculum_carries_learner_and_optimizer_state_into_the_next_stage(tmp_
     # policy, critics, normalizer, multipliers and Adam state: the same values, not re-initialised
     for a, b in zip(leaves(end_of_stage_1.model), leaves(start_of_stage_2.model), strict=True):
         np.testing.assert_array_equal(a, b)
-    lam = float(start_of_stage_2.model[0]["lagrange"][...][0])
+    lam = float(start_of_stage_2.model[0]["rule"]["lagrange"][...][0])
     assert lam > 0  # the toy env's cost pushed λ up in stage 1, and stage 2 starts from it
     assert int(start_of_stage_2.iteration[0]) == 2 and int(start_of_stage_2.env_steps[0]) == 128
     # while the envs are the new level's, fresh
@@ -126,7 +126,7 @@ def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp
         np.testing.assert_array_equal(a, b)  # the cost critic is the fresh one, not PPO's
     assert not all(np.array_equal(a, b) for a, b in zip(leaves(start.model[0]["cost_critic"]),
                                                           leaves(ppo_final[0]["cost_critic"]), strict=True))
-    assert float(start.model[0]["lagrange"][...][0]) == 0.25
+    assert float(start.model[0]["rule"]["lagrange"][...][0]) == 0.25
     assert all(np.all(x == 0) for x in leaves(start.model[1]["step"]))  # a fresh optimizer
 
     # run again: both phases are finished

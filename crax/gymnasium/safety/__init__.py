@@ -18,7 +18,7 @@ What has no crax counterpart (``camera_id``, ``config``, ``apply_api_compatibili
 version suffix Safety-Gymnasium does not register) raises a ValueError saying what to use.
 
 Ids: a Safety-Gymnasium id crax serves is Safety-Gymnasium's own task, as Safety-Gymnasium 1.0.0
-defines it (``crax.tasks.safety_gym.served_ids()``; docs/safety_gymnasium.md); any other
+defines it (``crax.registry().env_ids("safety-gymnasium")``; docs/safety_gymnasium.md); any other
 ``Safety...`` id is a ValueError listing them. ``paper_variant=True`` maps every ``Safety<Task>-vN``
 onto crax's own (the paper's) task of that name instead: ``SafetyPointGoal1-v0`` -> ``PointGoal1``.
 """

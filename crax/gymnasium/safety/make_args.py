@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from crax.gymnasium.safety.ids import crax_id
+from crax.plugins.manager import registry
 from crax.render import CAMERAS
-from crax.tasks import safety_gym
+
+SAFETY_GYMNASIUM = "safety-gymnasium"
+"""The registry name of Safety-Gymnasium's catalogue (:mod:`crax.suites.safety_gym.catalogue`)."""
 
 _REFUSED = {
     "camera_id": "crax renders from named cameras: pass camera_name='track' or 'top'",
@@ -20,8 +23,9 @@ def resolve_id(env_id: str, paper_variant: bool = False) -> str:
     """The crax id ``safety_gymnasium.make(env_id)`` builds.
 
     A Safety-Gymnasium id crax serves (``SafetyPointGoal1-v0``) is Safety-Gymnasium's own task
-    (:mod:`crax.tasks.safety_gym`); with ``paper_variant=True`` it is the paper's task of the
-    same name instead (``PointGoal1``: :func:`crax_id`, any ``Safety...`` id). A crax id is itself.
+    (its catalogue in the registry, :mod:`crax.suites.safety_gym.catalogue`); with
+    ``paper_variant=True`` it is the paper's task of the same name instead (``PointGoal1``:
+    :func:`crax_id`, any ``Safety...`` id). A crax id (any id the registry lists) is itself.
 
     Raises:
       ValueError: another ``Safety...`` id without ``paper_variant``: the message lists the
@@ -29,9 +33,10 @@ def resolve_id(env_id: str, paper_variant: bool = False) -> str:
     """
     if paper_variant:
         return crax_id(env_id)
-    if isinstance(env_id, str) and env_id.startswith("Safety"):
-        try:
-            safety_gym.lookup(env_id)
+    reg = registry()
+    if isinstance(env_id, str) and env_id.startswith("Safety") and env_id not in reg.env_ids():
+        try:  # an id no catalogue lists: Safety-Gymnasium's catalogue names the ids served
+            reg.catalogues[SAFETY_GYMNASIUM].lookup(env_id, reg)
         except ValueError as e:
             raise ValueError(f"{e}; paper_variant=True gives crax's own (paper) task of that name instead") from None
     return env_id

@@ -11,7 +11,6 @@ import numpy as np
 from flax import nnx
 
 from crax.bodies.base import SAFETY_GYM, Body
-from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.core.params import NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Param
 from crax.costs.base import Constraint
@@ -22,8 +21,7 @@ from crax.objects.placement import sample_layout
 from crax.objects.vases import Vases
 from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import Lidar
-from crax.suites.base import Suite
-from crax.suites.navigation import NavigationSuite
+from crax.suites.navigation import NavigationBase
 
 VERSION = "v0"
 """The version Safety-Gymnasium 1.0.0 registers its navigation tasks under."""
@@ -42,8 +40,12 @@ HAZARD_SIZE = 0.2
 """Radius of Safety-Gymnasium's hazards (``assets/geoms/hazards.py``)."""
 
 
-class SafetyGymSuite(NavigationSuite):
+class SafetyGymSuite(NavigationBase):
     """A Safety-Gymnasium navigation task: no walls, objects placed in ``±extent`` each episode.
+
+    It extends the navigation base the paper's walled suites extend too
+    (:class:`crax.suites.navigation.NavigationBase`: placeables built, bound, moved and respawned
+    by label), not their walled arena.
 
     What every task shares, as ``bases/base_task.py`` and ``builder.py`` define it:
 
@@ -69,7 +71,6 @@ class SafetyGymSuite(NavigationSuite):
     forward_after_step = True
     task: ClassVar[str]
     """Safety-Gymnasium's name for the task, as its ids spell it (``Goal``)."""
-    agent_keepout = 0.4
     cost_indicator: ClassVar[bool] = True
     floor_size: ClassVar[float | None] = None
     """Half-size of the floor where Safety-Gymnasium's task sets its own (``floor_conf.size``); None: crax's."""
@@ -85,13 +86,8 @@ class SafetyGymSuite(NavigationSuite):
         self.level = level
         self.objects = nnx.Dict(objects)
         self.order = tuple(objects)  # Safety-Gymnasium's order: nnx.clone (every env's copy) sorts an nnx.Dict's keys
-        self.hazards = nnx.Dict()
-        self.props = nnx.Dict()
         self.extent = extent
-        self.wall_extent = None
-        self.agent_extent = None
         self.num_candidates = values.num_candidates
-        self.lidar = "pseudo"
         for label, p in objects.items():
             p.label = label
         constraints: list[Constraint] = []
@@ -162,9 +158,6 @@ class SafetyGymSuite(NavigationSuite):
 
     def hazard_positions(self, positions: dict[str, jax.Array]) -> jax.Array:
         return positions.get("hazards", jnp.zeros((0, 2), jnp.float32))
-
-    def context(self, model: mjx.Model, data: mjx.Data, task: dict[str, Any]) -> Context:
-        return Suite.context(self, model, data, task)
 
     def step_cost(self, costs: dict[str, jax.Array]) -> jax.Array:
         """Safety-Gymnasium's step cost: 1.0 when the raw terms sum to more than 0, else 0.0."""

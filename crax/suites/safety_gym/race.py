@@ -46,7 +46,7 @@ RACE_WALLS = (
 )
 """``configs/race.yaml``'s static geoms as crax collides with them: each mesh's convex hull (what
 MuJoCo collides with) cut at the agents' height (0.1 m) and boxed by the smallest rectangle holding
-that cut, standing from the floor to the hull's top (fitted by ``benchmarks/sg_reference_race.py``
+that cut, standing from the floor to the hull's top (fitted by ``tools/safety_gymnasium/sg_reference_race.py``
 from Safety-Gymnasium's own model). docs/safety_gymnasium.md ("Race") says why and how close."""
 
 

@@ -1,7 +1,7 @@
-"""PPO-Lag with a capped multiplier: a third-party learner that overrides one hook.
+"""PPO-Lag with a capped multiplier: a third-party learner composed of PPO-Lag and a rule of its own.
 
 Registered under the name ``ppo-lag-capped``, it appears as ``crax train ppo-lag-capped`` with every
-PPO-Lag flag plus ``--lambda-max``.
+PPO-Lag flag (``--lambda-max`` among them, here 5 by default) plus ``--lambda-step-max``.
 """
 
 from __future__ import annotations
@@ -12,23 +12,35 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners import PPOConfig, PPOLag, PPOLagConfig
+from crax.learners import ConstraintRule, LagrangianRule, PPOConfig, PPOLag, PPOLagConfig, ranged
 
 
 @dataclasses.dataclass(frozen=True)
 class CappedPPOLagConfig(PPOLagConfig):
-    """PPO-Lag hyperparameters plus the cap on λ."""
+    """PPO-Lag hyperparameters with the cap on λ set."""
 
-    lambda_max: float = 5.0
+    lambda_max: float | None = ranged(5.0, gt=0, optional=True)
     """Upper bound of the multiplier: λ ← clip(λ + η_λ v, 0, λ_max)."""
+    lambda_step_max: float = ranged(0.5, gt=0)
+    """The most λ moves in one iteration (a rate limit against the multiplier's overshoot)."""
+
+
+class RateLimitedLagrangianRule(LagrangianRule):
+    """The Lagrangian rule's ascent with each step clipped to ±``lambda_step_max`` and λ to [0, ``lambda_max``]."""
+
+    Fields: ClassVar[type[CappedPPOLagConfig]] = CappedPPOLagConfig
+    config: CappedPPOLagConfig
+
+    def update(self, violation: jax.Array, bound: jax.Array) -> None:
+        c = self.config
+        step = jnp.clip(c.lambda_lr * violation, -c.lambda_step_max, c.lambda_step_max)
+        self.lagrange[...] = jnp.clip(self.lagrange[...] + step, 0.0, c.lambda_max)
 
 
 class CappedPPOLag(PPOLag):
-    """PPO-Lag whose multiplier never exceeds ``lambda_max`` (bounds how far reward can be traded away)."""
+    """PPO-Lag whose multiplier never exceeds ``lambda_max`` (bounds how far reward can be traded away) and
+    moves at most ``lambda_step_max`` an iteration."""
 
     name: ClassVar[str] = "ppo-lag-capped"
     Config: ClassVar[type[PPOConfig]] = CappedPPOLagConfig
-
-    def multiplier_update(self, violation: jax.Array) -> None:
-        c = self.config
-        self.lagrange[...] = jnp.clip(self.lagrange[...] + c.lambda_lr * violation, 0.0, c.lambda_max)
+    Rule: ClassVar[type[ConstraintRule] | None] = RateLimitedLagrangianRule

@@ -29,3 +29,10 @@ def crax_register_sensors():
     from crax_example_plugin.pose import Pose
 
     return [Pose]
+
+
+@hookimpl
+def crax_register_catalogues():
+    from crax_example_plugin.catalogue import SLED_CIRCUIT
+
+    return [SLED_CIRCUIT]

@@ -1,0 +1,104 @@
+"""CUP (Yang et al. 2022): a PPO performance-improvement step, then a first-order projection step."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.core.params import ranged
+from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PPOConfig, clipped_surrogate
+from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer, weighted_cost
+from crax.learners.shared.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.shared.optimizers import actor_optimizer
+
+
+@dataclasses.dataclass(frozen=True)
+class CUPConfig(LagrangianFields, PPOConfig):
+    """CUP hyperparameters: the shared PPO fields (its performance step is PPO's clipped surrogate on
+    Â_r), the multiplier's (:class:`LagrangianFields`, with OmniSafe's CUP.yaml defaults: Adam at 0.035
+    from 0.001, capped at 2) and the KL that ends either step's epochs."""
+
+    lambda_lr: float = ranged(0.035, gt=0)
+    """Adam's learning rate for λ (CUP.yaml's ``lambda_lr``)."""
+    lambda_init: float = ranged(0.001, ge=0)
+    """Initial multiplier λ₀."""
+    lambda_optimizer: LambdaOptimizer = "adam"
+    """λ's rule: OmniSafe's Adam on −λ·(J_c − d) (``adam``) or projected ascent on v (``sgd``)."""
+    lambda_max: float | None = ranged(2.0, gt=0, optional=True)
+    """Upper clip λ_max (CUP.yaml's ``lagrangian_upper_bound``)."""
+    target_kl: float = ranged(0.01, gt=0)
+    """δ: a step's epochs stop after the first whose mean KL from the step's starting policy exceeds it."""
+
+
+def projection_loss(actor: nnx.Module, mb: dict[str, jax.Array], lam: jax.Array,
+                    coef: float) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """CUP's projection loss on a minibatch, mean(λ·coef·ρ·Â_c + KL(π_θ ‖ π_perf)) (OmniSafe's
+    ``CUP._loss_pi_cost``): ``mb`` holds the actor's inputs ``x``, ``u``, the rollout's ``logp``, ``adv_c``
+    and the performance step's policy ``perf_loc``/``perf_scale``; ``coef`` is (1 − γλ_GAE)/(1 − γ)."""
+    loc, scale = actor(mb["x"])
+    ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
+    kl = gaussian_kl(loc, scale, mb["perf_loc"], mb["perf_scale"])
+    loss = jnp.mean(coef * ratio * weighted_cost(lam, mb["adv_c"], ratio) + kl)
+    return loss, {"loss/cup_projection": loss}
+
+
+class CUP(ConstrainedPPO):
+    """Performance step: PPO epochs on the clipped surrogate of Â_r. Projection step: epochs on
+    mean(λ (1 − γλ_GAE)/(1 − γ) ρ Â_c + KL(π_θ ‖ π_perf)), π_perf the policy after the first step.
+    Both run on the actor with its own Adam and stop once the KL passes ``target_kl``; the critics
+    regress on their own (base value loss); λ by the Lagrangian rule once per iteration (OmniSafe's CUP:
+    Adam on −λ·(J_c − d), clipped to [0, 2]; PPO-Lag's rule, whose advantage hook CUP's update does not
+    call)."""
+
+    name: ClassVar[str] = "cup"
+    Config: ClassVar[type[PPOConfig]] = CUPConfig
+    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
+    rule: LagrangianRule
+    config: CUPConfig  # the instance of Config that __init__ stores
+    supports_budgets: ClassVar[bool] = True
+
+    def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
+                 rngs: nnx.Rngs):
+        super().__init__(config, observation_size, action_size, episode_length, rngs=rngs)
+        self.actor_optimizer = nnx.Optimizer(self.actor, actor_optimizer(config), wrt=nnx.Param)
+
+    def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
+        c = self.config
+        k_critics, k_perf, k_proj = jax.random.split(key, 3)
+        metrics = self.fit_critics(optimizer, batch.samples, k_critics)
+        x = jax.lax.stop_gradient(self.normalize(batch.samples["obs"]))
+        start = jax.lax.stop_gradient(self.actor(x))
+        samples = {**batch.samples, "x": x}
+        lam = self.rule.weight()
+        coef = (1.0 - c.discounting * c.gae_lambda) / (1.0 - c.discounting + 1e-8)
+
+        def kl_from(ref):
+            return lambda actor: jnp.mean(gaussian_kl(ref[0], ref[1], *actor(x)))
+
+        def performance(actor, mb):
+            loc, scale = actor(mb["x"])
+            ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
+            entropy = jnp.mean(gaussian_entropy(scale))
+            loss = -clipped_surrogate(ratio, mb["adv_r"], c.clip_epsilon) - c.entropy_cost * entropy
+            return loss, {"loss/policy": loss, "policy/entropy": entropy,
+                          "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon)}
+
+        def projection(actor, mb):
+            return projection_loss(actor, mb, lam, coef)
+
+        perf = self.minibatch_epochs(self.actor_optimizer, samples, k_perf, performance, module=self.actor,
+                                     stop=lambda a: kl_from(start)(a) > c.target_kl)
+        mid = jax.lax.stop_gradient(self.actor(x))
+        proj = self.minibatch_epochs(self.actor_optimizer, {**samples, "perf_loc": mid[0], "perf_scale": mid[1]},
+                                     k_proj, projection, module=self.actor,
+                                     stop=lambda a: kl_from(mid)(a) > c.target_kl)
+        return {
+            **metrics, **{k: v for k, v in perf.items() if k != "epochs"},
+            "loss/cup_projection": proj["loss/cup_projection"],
+            "cup/performance_epochs": perf["epochs"], "cup/projection_epochs": proj["epochs"],
+            "cup/projection_kl": kl_from(mid)(self.actor), "policy/kl": kl_from(start)(self.actor),
+        }

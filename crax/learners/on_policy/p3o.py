@@ -1,0 +1,52 @@
+"""P3O (Zhang et al. 2022) in OmniSafe's form: PPO's clipped reward surrogate plus an exact ReLU penalty
+κ · max(0, L_c + J_c − d) on the cost surrogate, with the episode's excess over the bound."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PolicyBatch, PPOConfig, clipped_surrogate
+from crax.learners.rules import ConstraintRule, KappaFields, KappaRule
+
+
+@dataclasses.dataclass(frozen=True)
+class P3OConfig(KappaFields, PPOConfig):
+    """P3O hyperparameters: the shared PPO fields plus κ's (:class:`KappaFields`: OmniSafe's P3O.yaml, a
+    fixed κ = 20, and an optional multiplicative schedule for it)."""
+
+
+def cost_surrogate(ratio: jax.Array, adv_c: jax.Array) -> jax.Array:
+    """The cost surrogate mean(ρ Â_c) over the batch (unclipped, as OmniSafe's ``_loss_pi_cost``); one per
+    term when ``adv_c`` has a trailing term axis (per-term budgets)."""
+    if adv_c.ndim > ratio.ndim:
+        return jnp.mean(ratio[..., None] * adv_c, axis=0)
+    return jnp.mean(ratio * adv_c)
+
+
+class P3O(ConstrainedPPO):
+    """Minimizes −L_r + Σ_k κ_k · max(0, mean(ρ Â_c,k) + J_c,k − d_k), L_r the clipped reward surrogate,
+    Â_c in cost per step (centred) and J_c − d = T·v the episode's excess (OmniSafe's ``P3O``)."""
+
+    name: ClassVar[str] = "p3o"
+    Config: ClassVar[type[PPOConfig]] = P3OConfig
+    config: P3OConfig  # the instance of Config that __init__ stores
+    Rule: ClassVar[type[ConstraintRule] | None] = KappaRule
+    rule: KappaRule
+    supports_budgets: ClassVar[bool] = True
+
+    def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
+        # The penalty adds the surrogate to the episode's excess: the cost advantages go back to cost
+        # per step (they were divided by cost_scale only with cost_advantage="standardize").
+        samples = {**batch.samples, "adv_c": batch.samples["adv_c"] * batch.cost_scale}
+        return super().policy_update(optimizer, IterationBatch(samples, batch.violation, batch.cost_scale), key)
+
+    def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
+        reward_surr = clipped_surrogate(batch.ratio, batch.adv_r, self.config.clip_epsilon)
+        excess = self.episode_length * batch.violation
+        penalty = jnp.maximum(0.0, cost_surrogate(batch.ratio, batch.adv_c) + excess)
+        return -reward_surr + jnp.sum(self.rule.weight() * penalty), {"loss/p3o_penalty": jnp.sum(penalty)}

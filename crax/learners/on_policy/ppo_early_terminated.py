@@ -1,0 +1,23 @@
+"""PPO-early-terminated: PPO on the early-terminated env (OmniSafe's ``PPOEarlyTerminated``), through the
+environment hook only: an episode ends once its cost passes ``safety_bound``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from crax.core.early_termination import terminate_early
+from crax.core.env import Env
+from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
+from crax.learners.on_policy.omnisafe_defaults import OmniSafePPOConfig
+
+
+class PPOEarlyTerminated(ConstrainedPPO):
+    """PPO (PPOEarlyTerminated.yaml's clip and entropy) on :func:`crax.core.early_termination.terminate_early`
+    ``(env, safety_bound)``: ``safety_bound`` is OmniSafe's ``cost_limit``."""
+
+    name: ClassVar[str] = "ppo-early-terminated"
+    Config: ClassVar[type[PPOConfig]] = OmniSafePPOConfig
+
+    @classmethod
+    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
+        return terminate_early(env, config.safety_bound)

@@ -1,0 +1,107 @@
+"""What every learner family's config shares: how a run is carried out (:class:`RunConfig`) and the
+constraint it trains under (:class:`ConstraintConfig`). A family's config (e.g.
+:class:`crax.learners.on_policy.family.PPOConfig`) derives from both and declares only its algorithm's fields.
+
+Every field declares its valid values with :func:`crax.core.params.ranged`; a config is checked
+whole when it is built, and a bad value is a ValueError naming the field and its range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal, get_args
+
+from crax.core.params import check_fields, ranged
+
+CostSignal = Literal["rollout", "episodes"]
+"""What a learner's constraint signal measures (``cost_signal``)."""
+
+EvalPolicy = Literal["stochastic", "deterministic"]
+EVAL_POLICIES: tuple[EvalPolicy, ...] = get_args(EvalPolicy)
+"""The policies every evaluation runs: sampled actions, and the mean action."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """How a run is carried out: its length, evaluations, seeds, devices and checkpoints. None of
+    these fields changes what an iteration computes (``num_seeds`` trains independent copies)."""
+
+    total_steps: int = ranged(100_000_000, ge=1, integer=True)
+    """Environment steps to train for, per seed (rounded up to whole iterations)."""
+    num_evals: int = ranged(5, ge=0, integer=True)
+    """Evaluations during training (evenly spaced, the last at the end); 0 disables."""
+    eval_envs: int = ranged(128, ge=1, integer=True)
+    """Episodes (parallel envs) per evaluation, run with both the stochastic and the deterministic policy."""
+    eval_policy: EvalPolicy = "stochastic"
+    """Which evaluated policy the final report and the safe verdict use (the constraint is optimised
+    for the stochastic one)."""
+    num_devices: int = ranged(0, ge=0, integer=True)
+    """Local devices to spread seeds (or the env batch) over; 0 = every GPU/TPU, or one device on a CPU
+    (CPU host devices share the same cores: sharding over them measured 2.5× slower)."""
+    seed: int = ranged(0, integer=True)
+    """Random seed; seed i of a multi-seed run uses a key split from it."""
+    num_seeds: int = ranged(1, ge=1, integer=True)
+    """Independent seeds trained together under one jax.vmap."""
+    iterations_per_call: int = ranged(1, ge=1, integer=True)
+    """Training iterations per compiled call (metrics stay per iteration). A call runs whole: an
+    evaluation or checkpoint that falls due inside it happens at its end; a call in which two
+    evaluations fall due ends at the first (a call of that length compiles once more)."""
+    checkpoint_every: int = ranged(10, ge=1, integer=True)
+    """Write a checkpoint every this many iterations (and always at the end)."""
+
+    def __post_init__(self) -> None:
+        """Checks every field of the config (a subclass's too) against its declared range or choices."""
+        check_fields(self)
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Environment steps per iteration and seed (set by the learner family's batch layout)."""
+        raise NotImplementedError
+
+    @property
+    def num_iterations(self) -> int:
+        return -(-self.total_steps // self.steps_per_iteration)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConstraintConfig:
+    """The constraint a learner trains under: one episodic cost budget, or one per cost term."""
+
+    safety_bound: float = ranged(25.0, ge=0)
+    """Episodic cost budget d; the constraint signal is v = ĉ − d/T with ĉ the mean per-step cost."""
+    cost_signal: CostSignal = "rollout"
+    """What the constraint signal ĉ measures: the iteration rollout's mean per-step cost (``rollout``), or
+    the mean cost of the last ``cost_window`` finished episodes over the episode length (``episodes``,
+    OmniSafe's ``EpCost`` over its logger's window; the rollout's when none has finished yet)."""
+    cost_window: int = ranged(100, ge=1, integer=True)
+    """Finished episodes the ``episodes`` signal averages (OmniSafe's ``window_lens``)."""
+    budgets: tuple[str, ...] = ()
+    """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
+    learner then keeps one cost-value output and one multiplier per term, each driven by its own
+    term's violation. Empty: one budget, ``safety_bound``, on the summed cost."""
+
+    def __post_init__(self) -> None:
+        super_post = getattr(super(), "__post_init__", None)
+        if super_post is not None:
+            super_post()
+        self.budget_bounds  # noqa: B018 - parses and checks the budgets
+
+    @property
+    def budget_bounds(self) -> dict[str, float]:
+        """``{"cost/<term>": d}`` from :attr:`budgets` (empty without per-term budgets)."""
+        out: dict[str, float] = {}
+        for spec in self.budgets:
+            term, sep, value = str(spec).partition("=")
+            term = term.strip()
+            term = term if term.startswith("cost/") else f"cost/{term}"
+            try:
+                bound = float(value)
+            except ValueError:
+                bound = float("nan")
+            if not sep or term == "cost/" or not bound >= 0:
+                raise ValueError(f"config field 'budgets': {spec!r} is not 'cost/<term>=<bound >= 0>' "
+                                 "(e.g. cost/contact=5)")
+            if term in out:
+                raise ValueError(f"config field 'budgets' names {term!r} twice")
+            out[term] = bound
+        return out

@@ -1,0 +1,191 @@
+"""`Learner`: what every learner family shares, whatever its update (PPO's epochs, a trust-region
+step, off-policy Q-learning).
+
+A learner is an ``nnx.Module`` holding its networks, its observation normalizer and its constraint
+rule (``self.rule``, a :class:`~crax.learners.rules.ConstraintRule` built from the class's ``Rule``:
+the Lagrangian rule, the PID Lagrangian, Simmer's budget controller...). This base holds the parts
+every family uses the same way:
+
+* the constraint: ``cost_terms`` and ``cost_shape`` (one summed cost, or one entry per budgeted
+  term), the per-step violation v = ĉ − d/T (:meth:`Learner.violation`, :meth:`Learner.rollout_violation`);
+* the rule: built by :meth:`Learner.init_multipliers`, stepped by :meth:`Learner.multiplier_update`
+  once per training iteration with v, mixed into the loss by :meth:`Learner.mix`, logged by
+  :meth:`Learner.multipliers`;
+* environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`;
+* acting: :meth:`Learner.policy` gives the location and scale of the pre-squash Gaussian at raw
+  observations; the env receives :meth:`Learner.env_action` of ``loc + scale·ε`` (sampled) or of ``loc``
+  (deterministic): :meth:`Learner.squash` (``tanh``, or a clip for the PPO family's
+  ``action_squash="clip"``), then the rule's :meth:`~crax.learners.rules.ConstraintRule.act`.
+  Evaluation, ``load_policy`` and videos act through it alone, for every family.
+
+Families: :class:`crax.learners.on_policy.family.ConstrainedPPO` (PPO and trust-region learners) and
+:class:`crax.learners.off_policy.family.OffPolicyLearner` (SAC, DDPG and TD3 learners). Which trainer runs a
+family is :func:`crax.learners.families.make_trainer`'s table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.core.env import Env
+from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier
+from crax.learners.shared.config import RunConfig
+from crax.learners.shared.networks import Normalizer
+
+__all__ = ["ControllerState", "Learner", "Multiplier"]
+
+
+class Learner(nnx.Module):
+    """The family-neutral part of a learner: constraint, multipliers, normalizer, env hooks, acting.
+
+    A family's base class calls :meth:`setup_constraint` in its ``__init__``, builds its networks,
+    and then calls :meth:`init_multipliers`. Subclasses set ``name``, ``Config`` and, for a constrained
+    learner, ``Rule`` (its config then lists the rule's field group among its bases).
+    """
+
+    name: ClassVar[str] = "learner"
+    Config: ClassVar[type[Any]] = RunConfig
+    Rule: ClassVar[type[ConstraintRule] | None] = None
+    """The constraint rule the learner is composed of (None: no rule, the cost is not weighed)."""
+    supports_budgets: ClassVar[bool] = False
+    """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
+    reads_bound: ClassVar[bool] = True
+    """Whether training depends on ``safety_bound`` (False for learners that read neither it nor
+    ``budgets``): a sweep then trains the learner once per env, and the summary table judges that
+    one run against every bound of the env."""
+
+    config: Any
+    rule: ConstraintRule | None
+    episode_length: int
+    cost_terms: tuple[str, ...]
+    cost_shape: tuple[int, ...]
+    normalizer: Normalizer
+
+    @staticmethod
+    def taking_budgets() -> list[str]:
+        """Names of the loaded learner classes (every family) whose hooks handle per-term budgets,
+        sorted (the valid choices an error about ``budgets`` names)."""
+        classes, names = [Learner], set()
+        while classes:
+            cls = classes.pop()
+            classes.extend(cls.__subclasses__())
+            if cls.supports_budgets:
+                names.add(cls.name)
+        return sorted(names)
+
+    def setup_constraint(self, config: Any, observation_size: int, episode_length: int) -> None:
+        """Stores the config and the episode length, the budgeted terms and the cost shape, and the
+        observation normalizer."""
+        self.config = config
+        self.episode_length = int(episode_length)
+        bounds = config.budget_bounds
+        self.cost_terms = tuple(bounds)
+        """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
+        self.cost_shape = (len(bounds),) if bounds else ()
+        """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
+        self.normalizer = Normalizer(observation_size, clip=config.observation_clip)
+        self.rule = nnx.data(None)  # built by init_multipliers (a learner that overrides it without super() keeps none)
+        if config.cost_signal == "episodes":
+            self.episode_costs = ControllerState(jnp.zeros((config.cost_window, *self.cost_shape), jnp.float32))
+            self.episodes_seen = ControllerState(jnp.zeros((), jnp.int32))
+
+    # ---- hooks --------------------------------------------------------------------------------
+
+    @classmethod
+    def wrap_env(cls, env: Env, config: Any) -> Env:
+        """Environment hook: wraps the single (unbatched, episode-tracked) env. Default: the rule's
+        wrapper (:meth:`~crax.learners.rules.ConstraintRule.wrap_env`; unchanged without a rule)."""
+        return cls.Rule.wrap_env(env, config) if cls.Rule is not None else env
+
+    def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
+        """Environment hook: the reward the learner optimizes (before reward scaling)."""
+        return reward
+
+    def init_multipliers(self) -> None:
+        """Builds ``self.rule`` from the class's ``Rule`` (called by the family's ``__init__``)."""
+        self.rule = self.Rule(self.config, self.cost_shape, self.episode_length) if self.Rule is not None else None
+
+    def multiplier_update(self, violation: jax.Array) -> None:
+        """Multiplier hook: steps the rule from v = ĉ − d/T (shape :attr:`cost_shape`) and the bound,
+        once per iteration."""
+        if self.rule is not None:
+            self.rule.update(violation, self.bound())
+
+    def mix(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
+        """What the actor maximizes from a reward and a cost quantity (advantages or Q-values): the
+        rule's mix (the Lagrangian rules: (r − λ c)/(1 + λ)), the reward without a rule."""
+        return self.rule.mix(reward, cost) if self.rule is not None else reward
+
+    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Location and scale of the pre-squash Gaussian at raw observations (the family defines it)."""
+        raise NotImplementedError(f"{type(self).__qualname__} defines no policy")
+
+    def squash(self, u: jax.Array) -> jax.Array:
+        """The action in [−1, 1] for the pre-squash action ``u``: ``tanh(u)`` (a family may clip instead)."""
+        return jnp.tanh(u)
+
+    def env_action(self, u: jax.Array) -> jax.Array:
+        """The env's action for the pre-squash action ``u``: :meth:`squash`, then the rule's
+        :meth:`~crax.learners.rules.ConstraintRule.act`. Training, evaluation, ``load_policy`` and videos
+        act through it alone."""
+        action = self.squash(u)
+        return self.rule.act(action) if self.rule is not None else action
+
+    # ---- shared pieces ------------------------------------------------------------------------
+
+    def multipliers(self) -> dict[str, jax.Array]:
+        """The rule's logged values by name, and any :class:`Multiplier` the learner keeps itself (for logging)."""
+        own = {k: v[...] for k, v in vars(self).items()
+               if isinstance(v, Multiplier) and not isinstance(v, ControllerState)}
+        return {**(self.rule.values() if self.rule is not None else {}), **own}
+
+    def penalty(self, variable: Multiplier) -> jax.Array:
+        """A multiplier's value as a constant of the loss."""
+        return jax.lax.stop_gradient(variable[...])
+
+    def normalize(self, obs: jax.Array) -> jax.Array:
+        return self.normalizer(obs) if self.config.normalize_observations else obs
+
+    def bound(self) -> jax.Array:
+        """The episodic budget d (per budgeted term: shape :attr:`cost_shape`)."""
+        bounds = self.config.budget_bounds
+        return jnp.asarray(list(bounds.values()) if bounds else self.config.safety_bound, jnp.float32)
+
+    def violation(self, mean_step_cost: jax.Array) -> jax.Array:
+        """Per-step constraint violation v = ĉ − d/T (per budgeted term: shape :attr:`cost_shape`)."""
+        return mean_step_cost - self.bound() / self.episode_length
+
+    def rollout_violation(self, cost: jax.Array, episode_cost: jax.Array, done: jax.Array) -> jax.Array:
+        """The iteration's v = ĉ − d/T from its rollout: ``cost`` the per-step cost signal ``(T, N, *cost_shape)``,
+        ``episode_cost`` the finished episodes' costs where ``done`` ``(T, N)`` flags an episode's end.
+
+        With ``cost_signal="rollout"`` ĉ is the rollout's mean step cost. With ``"episodes"`` the finished
+        episodes enter a window of the last ``cost_window`` (in place, the latest kept when more end at
+        once) and ĉ is the window's mean episode cost / T, OmniSafe's ``EpCost`` signal; the rollout's
+        while no episode has finished."""
+        mean_step_cost = cost.mean(axis=(0, 1))
+        if self.config.cost_signal != "episodes":
+            return self.violation(mean_step_cost)
+        window = self.config.cost_window
+        ended = done.reshape(-1) > 0
+        costs = episode_cost.reshape((-1, *self.cost_shape))
+        from_end = jnp.cumsum(ended[::-1])[::-1]  # episodes ending at or after each row
+        keep = ended & (from_end <= window)
+        seen = self.episodes_seen[...]
+        slot = jnp.where(keep, (seen + jnp.cumsum(keep) - 1) % window, window)  # window: dropped
+        self.episode_costs[...] = self.episode_costs[...].at[slot].set(costs, mode="drop")
+        seen = seen + keep.sum()
+        self.episodes_seen[...] = seen
+        filled = jnp.minimum(seen, window)
+        mask = (jnp.arange(window) < filled).reshape((window,) + (1,) * len(self.cost_shape))
+        mean_episode = jnp.sum(self.episode_costs[...] * mask, axis=0) / jnp.maximum(filled, 1)
+        return jnp.where(filled > 0, self.violation(mean_episode / self.episode_length),
+                         self.violation(mean_step_cost))
+
+    def multiplier_init(self, value: float) -> Multiplier:
+        """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""
+        return Multiplier(jnp.full(self.cost_shape, value, jnp.float32))

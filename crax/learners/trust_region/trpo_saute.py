@@ -1,0 +1,31 @@
+"""TRPO-Saute: TRPO on the budget-augmented env (Saute), through the environment hook only (``ppo-saute``'s twin)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from crax.core.env import Env
+from crax.core.params import ranged
+from crax.learners.on_policy.family import PPOConfig
+from crax.learners.on_policy.ppo_saute import PPOSauteConfig, saute_env
+from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
+
+
+@dataclasses.dataclass(frozen=True)
+class TRPOSauteConfig(TrustRegionConfig, PPOSauteConfig):
+    """TRPO-Saute hyperparameters: the trust-region fields plus ``ppo-saute``'s budget fields."""
+
+    safety_bound: float = ranged(25.0, gt=0)
+    """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
+
+
+class TRPOSaute(TrustRegionPPO):
+    """TRPO on :class:`crax.core.env.SauteBudget` ``(env)``, as ``ppo-saute`` (OmniSafe's ``TRPOSaute``)."""
+
+    name: ClassVar[str] = "trpo-saute"
+    Config: ClassVar[type[PPOConfig]] = TRPOSauteConfig
+
+    @classmethod
+    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
+        return saute_env(env, config, cls.name)

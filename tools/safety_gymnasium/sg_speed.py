@@ -1,0 +1,113 @@
+"""Safety-Gymnasium 1.0.0's own steps/s against crax's for the same ids, in one sitting.
+
+Two halves, two Pythons (Safety-Gymnasium 1.0.0 imports only on Python 3.10; docs/safety_gymnasium.md
+says how to make its environment)::
+
+    python tools/safety_gymnasium/sg_speed.py --sg-python /path/to/py310/bin/python     # crax's venv; runs both halves
+
+The Safety-Gymnasium half (``--measure-sg``, run by the first under ``--sg-python``) steps
+``safety_gymnasium.make(id)`` with random actions for ``--sg-steps`` steps, resets included, on one
+CPU core: Safety-Gymnasium steps one env per call. Its rate times the machine's cores is the
+ceiling of running one Safety-Gymnasium process per core. The crax half is ``crax bench`` of the
+same id at each ``--num-envs`` (one device, the C MuJoCo ceiling off), and with ``--sg-budget`` once more
+at the largest N with Safety-Gymnasium's own solver budget (``solver_iterations=100, ls_iterations=50``:
+docs/safety_gymnasium.md, "The solver budget"). One JSON line per id goes to
+``benchmarks/results/sg_speed.jsonl`` with the sitting, the machine's load and both rates; the
+table in docs/safety_gymnasium.md is generated from it (``python benchmarks/readme_tables.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "sg_speed.jsonl"
+IDS = ("SafetyPointGoal1-v0", "SafetyPointButton1-v0", "SafetyAntVelocity-v1")
+
+
+def measure_sg(env_id: str, steps: int, seed: int = 0) -> dict:
+    """Safety-Gymnasium's random-action steps/s on one env (Python 3.10 with safety-gymnasium)."""
+    import numpy as np
+    import safety_gymnasium
+
+    env = safety_gymnasium.make(env_id)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    low, high = env.action_space.low, env.action_space.high
+    resets = 0
+    t = time.perf_counter()
+    for _ in range(steps):
+        _, _, _, terminated, truncated, _ = env.step(rng.uniform(low, high))
+        if terminated or truncated:
+            env.reset()
+            resets += 1
+    seconds = time.perf_counter() - t
+    return {"id": env_id, "sg_steps_per_s": steps / seconds, "sg_steps": steps, "sg_resets": resets,
+            "safety_gymnasium": safety_gymnasium.__version__}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ids", nargs="+", default=list(IDS))
+    parser.add_argument("--sg-python", help="Python 3.10 with safety-gymnasium==1.0.0 (runs the Safety-Gymnasium half)")
+    parser.add_argument("--sg-steps", type=int, default=5000)
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 1024])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--crax-steps", type=int, default=20_000, help="env steps per timed crax call (all envs)")
+    parser.add_argument("--sg-budget", action="store_true",
+                        help="also bench crax at Safety-Gymnasium's solver budget (100/50) at the largest N")
+    parser.add_argument("--measure-sg", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_sg:
+        for env_id in args.ids:
+            print(json.dumps(measure_sg(env_id, args.sg_steps)), flush=True)
+        return
+    if not args.sg_python:
+        parser.error("--sg-python is required: a Python 3.10 with safety-gymnasium==1.0.0")
+
+    import crax
+    from crax.bench import bench, host_cpu
+
+    sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    load_before = os.getloadavg()[0]
+    proc = subprocess.run([args.sg_python, __file__, "--measure-sg", "--sg-steps", str(args.sg_steps), "--ids", *args.ids],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        sys.exit(f"the Safety-Gymnasium half failed ({args.sg_python}):\n{proc.stderr[-2000:]}")
+    sg = {r["id"]: r for r in (json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{"))}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    for env_id in args.ids:
+        env = crax.make(env_id)
+        crax_rates, physics_rates = {}, {}
+        for n in args.num_envs:
+            row = bench(env, n, steps=max(10, args.crax_steps // n), repeats=args.repeats, ceiling=False)
+            crax_rates[str(n)] = round(row.env_steps_per_s)
+            physics_rates[str(n)] = round(row.physics_steps_per_s)
+        own = [int(env.mj_model.opt.iterations), int(env.mj_model.opt.ls_iterations)]
+        extra = {"crax_budget": own}
+        if args.sg_budget and own != [100, 50]:
+            n = max(args.num_envs)
+            row = bench(crax.make(env_id, solver_iterations=100, ls_iterations=50), n,
+                        steps=max(10, args.crax_steps // n), repeats=args.repeats, ceiling=False)
+            extra["crax_sg_budget_steps_per_s"] = {str(n): round(row.env_steps_per_s)}
+        record = {**{k: (round(v) if k == "sg_steps_per_s" else v) for k, v in sg[env_id].items()},
+                  "crax_steps_per_s": crax_rates, "crax_physics_steps_per_s": physics_rates, **extra,
+                  "cpu_count": os.cpu_count(), "machine": platform.machine(),
+                  "cpu": host_cpu(),
+                  "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                  "date": datetime.date.today().isoformat(), "sitting": sitting}
+        with open(RESULTS, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        print(f"{env_id:<24} Safety-Gymnasium {record['sg_steps_per_s']:>7,} /s (1 env)   crax "
+              + "  ".join(f"N={n}: {v:,} /s" for n, v in crax_rates.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
