@@ -9,7 +9,7 @@ import numbers
 import os
 import platform
 import time
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import mujoco
@@ -18,11 +18,9 @@ from crax import bench_ceiling
 from crax.core import physics as physics_impl
 from crax.core.env import wrap_for_training
 from crax.devices import xla_options
+from crax.devices.settings import Physics
 from crax.devices.sharding import per_device, shard_batch
 from crax.suites.task_env import TaskEnv
-
-Physics = Literal["jax", "warp"]
-"""MJX's implementations an env can be measured on (``crax.make(id, physics=...)``)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -161,3 +161,18 @@ def test_bench_function_checks_counts():
         with pytest.raises(ValueError) as err:
             bench(None, **kwargs)  # checked before the env is touched
         assert str(err.value) == message
+
+
+def test_the_readme_trains_with_the_quick_start_batch_declared_once():
+    """The README's first command and its trust-region sweep say crax.cli.quick_start's batch, which
+    makes a valid config of the quick start's learner (its batch a whole number of env steps per env)."""
+    from pathlib import Path
+
+    from crax.cli.quick_start import QUICK_START_BATCH, QUICK_START_LEARNER, batch_flags, train_command
+    from crax.runs.envs import get_learner
+
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())  # its lines joined
+    assert train_command() in readme
+    assert f"crax sweep --learners L --envs PointGoal1 --num-seeds 3 --total-steps 2e6 {batch_flags()}" in readme
+    config = get_learner(QUICK_START_LEARNER).Config(**QUICK_START_BATCH)
+    assert (config.batch_size * config.num_minibatches) % config.num_envs == 0

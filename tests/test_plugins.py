@@ -238,3 +238,47 @@ def test_a_collision_mjx_lacks_names_the_geoms(monkeypatch):
         crax.make("SledGoal2")
     monkeypatch.undo()
     assert crax.make("SledGoal2").observation_size > 0
+
+
+def test_a_plugin_family_trains_its_learners_with_its_own_trainer():
+    """A plugin brings a learner family (a base class and its trainer) through ``crax_register_families``;
+    its learners register and are trained by that trainer; a learner of no family is refused naming them,
+    and a malformed pair is skipped with a warning."""
+    import dataclasses
+
+    from crax.learners import BaseTrainer, Learner, RunConfig
+    from crax.runs import envs as run_envs
+
+    @dataclasses.dataclass(frozen=True)
+    class SearchConfig(RunConfig):
+        population: int = 8
+
+    class SearchFamily(Learner):
+        name = "search-family"
+        Config = SearchConfig
+
+    class SearchTrainer(BaseTrainer):
+        def __init__(self, learner_cls, config, env, devices=None):
+            self.made = (learner_cls, config, env)
+
+    class RandomSearch(SearchFamily):
+        name = "random-search"
+
+    class Orphan(Learner):
+        name = "orphan"
+
+    plugin = types.SimpleNamespace(
+        crax_register_families=hookimpl(lambda: [(SearchFamily, SearchTrainer), ("not", "a pair")]),
+        crax_register_learners=hookimpl(lambda: [RandomSearch, Orphan]))
+    reg = Registry(_manager(("searchers", plugin)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        learners = reg.learners
+    assert reg.families()[SearchFamily] is SearchTrainer and len(reg.families()) == 3
+    assert learners["random-search"] is RandomSearch and "orphan" not in learners
+    messages = [str(w.message) for w in caught]
+    assert any("not a (family, trainer) pair" in m for m in messages)
+    assert any("Orphan" in m and "SearchFamily" in m and "ConstrainedPPO" in m for m in messages)
+    config = SearchConfig()
+    trainer = run_envs.make_trainer(RandomSearch, config, "env", families=reg.families())
+    assert isinstance(trainer, SearchTrainer) and trainer.made == (RandomSearch, config, "env")

@@ -3,6 +3,7 @@ starts work (crax.make, the Trainer, the crax command) and never by ``import cra
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ from jax.experimental.compilation_cache import compilation_cache
 
 import crax
 from crax import cli, render
-from crax.devices import startup
+from crax.devices import settings, startup
 from crax.learners import PPOLag
 from crax.learners.on_policy.trainer import Trainer
 from tests.learners.conftest import tiny
@@ -159,3 +160,24 @@ def test_the_command_line_says_a_compile_follows_once(monkeypatch, capsys, tmp_p
     with pytest.raises(SystemExit):
         cli.main(["render", "NoSuchBody1", "--out", str(tmp_path / "v.mp4")])
     assert NOTICE not in capsys.readouterr().err  # a bad id fails before any notice
+
+
+@pytest.mark.parametrize("var", settings.ENV_VARS, ids=lambda v: v.name)
+def test_every_setting_refuses_a_bad_value_naming_itself_and_its_valid_values(var, monkeypatch):
+    monkeypatch.setenv(var.name, "-2.5")
+    with pytest.raises(ValueError, match=rf"^environment variable {var.name}='-2.5' .*(1|one of|>= 1)"):
+        settings.read(var)
+    monkeypatch.delenv(var.name)
+    settings.read(var)  # its default is valid
+
+
+def test_crax_environment_variables_are_read_through_the_settings_module_only():
+    """Every ``CRAX_*`` variable that crax/devices and crax/core read is declared once, in crax.devices.settings."""
+    declared = {v.name for v in settings.ENV_VARS}
+    for path in [*(ROOT / "crax" / "devices").glob("*.py"), *(ROOT / "crax" / "core").glob("*.py")]:
+        if path.name == "settings.py":
+            continue
+        text = path.read_text()
+        assert "os.environ.get(\"CRAX_" not in text and "getenv(\"CRAX_" not in text, path
+        for name in re.findall(r"\bCRAX_[A-Z0-9_]+", text):
+            assert name in declared, (path, name)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import sys
+import textwrap
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -11,18 +15,52 @@ import tyro
 
 from crax.cli import train as train_cli
 from crax.cli.common import Steps
+from crax.learners.on_policy.family import PPOConfig
 from crax.learners.shared.config import EvalPolicy
 from crax.studies.curriculum import curriculum
 from crax.studies.transfer import transfer
 
-# Learner config fields a sweep may override for every cell (None: the learner's default).
 _OVERRIDES = ("total_steps", "num_envs", "batch_size", "num_minibatches", "unroll_length", "num_epochs",
               "learning_rate", "entropy_cost", "actor_hidden", "critic_hidden", "num_evals", "eval_envs",
               "eval_policy", "seed", "iterations_per_call", "checkpoint_every", "num_devices", "budgets")
+"""Learner config fields that ``crax sweep`` has a flag of its own for (any other: ``--set FIELD=VALUE``). Their
+types and help are :data:`_OVERRIDES_FROM`'s, each flag optional (None: each learner's default)."""
+
+_OVERRIDES_FROM = PPOConfig
+"""The config class that declares every field of :data:`_OVERRIDES` (the run's and the constraint's fields are
+every learner's; the batch layout's, the optimiser's and the networks' are the PPO family's)."""
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The docstrings under the fields of ``cls`` and of its dataclass bases (the nearest class's first)."""
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(base):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(base))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for stmt, after in zip(body.body, body.body[1:], strict=False):
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                docs[stmt.target.id] = " ".join(inspect.cleandoc(after.value.value).split())
+    return docs
+
+
+def _override_fields(config: type = _OVERRIDES_FROM) -> list[tuple[str, Any, Any]]:
+    """The flags of :data:`_OVERRIDES`, derived from ``config``: its field's type (``total_steps``: :data:`Steps`,
+    which takes 2e6) made optional, its docstring as the help, default None (the learner's default)."""
+    hints = typing.get_type_hints(config, include_extras=True)
+    docs = _field_docs(config)
+    out = []
+    for name in _OVERRIDES:
+        kind = Steps if name == "total_steps" else hints[name]
+        help_ = f"{docs[name]} None: each learner's default."
+        out.append((name, Annotated[kind | None, tyro.conf.arg(help=help_)], dataclasses.field(default=None)))
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
-class SweepCmd:
+class _SweepOptions:
     """Train a grid of learners × envs × safety bounds (seeds of a cell train together) into one sweep
     folder; run the same command again to resume an interrupted sweep."""
 
@@ -48,42 +86,6 @@ class SweepCmd:
     """GPUs each Ray task reserves (fractions share a GPU)."""
     progress: bool = True
     """Show the progress bar of each local cell."""
-    total_steps: Steps | None = None
-    """Environment steps per seed and cell (2e6 notation accepted; default: the learner's)."""
-    num_envs: int | None = None
-    """Parallel environments per seed."""
-    batch_size: int | None = None
-    """Trajectory segments per minibatch."""
-    num_minibatches: int | None = None
-    """Minibatches per epoch."""
-    unroll_length: int | None = None
-    """Length of a trajectory segment."""
-    num_epochs: int | None = None
-    """SGD epochs per iteration."""
-    learning_rate: float | None = None
-    """Adam learning rate."""
-    entropy_cost: float | None = None
-    """Weight of the entropy bonus."""
-    actor_hidden: tuple[int, ...] | None = None
-    """Hidden layer sizes of the policy."""
-    critic_hidden: tuple[int, ...] | None = None
-    """Hidden layer sizes of each critic."""
-    num_evals: int | None = None
-    """Evaluations during training (the last one is the cell's result)."""
-    eval_envs: int | None = None
-    """Episodes per evaluation."""
-    eval_policy: EvalPolicy | None = None
-    """Policy the final verdict uses."""
-    seed: int | None = None
-    """Random seed of every cell (its seeds are split from it)."""
-    iterations_per_call: int | None = None
-    """Training iterations per compiled call."""
-    checkpoint_every: int | None = None
-    """Checkpoint every this many iterations."""
-    num_devices: int | None = None
-    """Local devices to spread seeds over (0 = all)."""
-    budgets: tuple[str, ...] | None = None
-    """Per-term budgets cost/<term>=<d> for every cell (learners with per-term multipliers only)."""
     constraint: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
     """Add a registered constraint term to every env: NAME or NAME:param=value,..., e.g. action_energy:weight=0.05."""
     sensor: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
@@ -116,6 +118,12 @@ class SweepCmd:
         if result.failed:
             raise SystemExit(1)
         print(f"summary: crax table {result.dir}    curves: crax plot {result.dir} --out {result.dir}/curves.png")
+
+
+SweepCmd = dataclasses.make_dataclass("SweepCmd", _override_fields(), bases=(_SweepOptions,), frozen=True,
+                                      kw_only=True, namespace={"__doc__": _SweepOptions.__doc__})
+"""``crax sweep``: :class:`_SweepOptions` and a flag for each field of :data:`_OVERRIDES`."""
+SweepCmd.__module__ = __name__
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,12 +10,13 @@ import dataclasses
 import signal
 import sys
 import typing
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 import tyro
 
 from crax.cli.common import Steps, fail
 from crax.devices import distributed
+from crax.devices.settings import Physics
 from crax.learners import presets
 from crax.learners.on_policy.trainer import EVAL_POLICIES
 from crax.learners.shared.learner import Learner
@@ -101,7 +102,7 @@ COMPONENT_FLAGS: tuple = (
 """``--constraint`` and ``--sensor`` flags of ``crax train``, ``curriculum`` and ``transfer`` (:func:`env_kwargs_of`)."""
 
 PHYSICS_FLAG: tuple = (
-    "physics", Annotated[Literal["jax", "warp"], tyro.conf.arg(
+    "physics", Annotated[Physics, tyro.conf.arg(
         help="MJX implementation that steps the env: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, one "
              "device; pip install 'crax[warp]'). Recorded in the run's env_kwargs when not jax.")],
     dataclasses.field(default="jax"))

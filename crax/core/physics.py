@@ -36,7 +36,6 @@ a Warp model then computes them in its step (:func:`post_constraint`).
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -46,10 +45,10 @@ import jax.numpy as jnp
 import mujoco
 
 from crax.core.mjx import WARP_SHARED_FIELDS, mjx, mjx_forward, mjx_scan
-from crax.devices import startup
+from crax.devices import settings, startup
+from crax.devices.settings import PHYSICS, Physics
 
-PHYSICS = ("jax", "warp")
-"""Valid values of ``physics``: MJX's JAX implementation and its Warp implementation."""
+# PHYSICS (the valid values of ``physics``) and the Physics literal are declared in crax.devices.settings
 
 WARP_INSTALL = "pip install 'crax[warp]' (the warp-lang package, NVIDIA Warp)"
 
@@ -150,23 +149,18 @@ def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
     return model.replace(opt=model.opt.replace(_impl=opt.replace(warn_overflow=kept)))  # pyright: ignore[reportAttributeAccessIssue]
 
 
-RK4_STAGES_ENV = "CRAX_RK4_STAGES"
+RK4_STAGES_ENV = settings.RK4_STAGES.name
 """Environment variable: how an RK4 model's steps are compiled, ``unrolled`` (the default: MJX's own
 ``rungekutta4``, its three stages unrolled) or ``rolled`` (:func:`_rk4_substeps`: the step's forward pass
 and its stages' as iterations of one loop, which compiles one copy of the forward pass instead of four;
-docs/DECISIONS.md, decisions 63 and 64). Read when a step is traced."""
+docs/DECISIONS.md, decisions 63 and 64). Read when a step is traced; declared in :mod:`crax.devices.settings`."""
 
-RK4_STAGES = ("unrolled", "rolled")
+RK4_STAGES: tuple[str, ...] = settings.RK4_STAGES.valid or ()
 
 
 def rk4_stages() -> str:
     """``$CRAX_RK4_STAGES`` (default ``unrolled``); ValueError naming the valid values otherwise."""
-    value = os.environ.get(RK4_STAGES_ENV, "unrolled").strip().lower()
-    if value not in RK4_STAGES:
-        raise ValueError(f"environment variable {RK4_STAGES_ENV}={os.environ[RK4_STAGES_ENV]!r} must be one of "
-                         f"{', '.join(RK4_STAGES)}: unrolled is MJX's own RK4 step, rolled runs its forward "
-                         f"passes in one loop (the same arithmetic, faster to compile)")
-    return value
+    return settings.read(settings.RK4_STAGES)
 
 
 def step(model: mjx.Model, data: mjx.Data) -> mjx.Data:
@@ -350,5 +344,5 @@ def select(done: jax.Array, new: Any, old: Any) -> Any:
     return map_per_env(pick, new, old)
 
 
-__all__ = ["BATCH_AXIS", "ENV_AXIS", "PHYSICS", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "post_constraint", "put_model",
+__all__ = ["BATCH_AXIS", "ENV_AXIS", "PHYSICS", "Physics", "SHARED_FIELDS", "WarpUnavailable", "batch", "check", "is_shared", "make_data", "map_per_env", "post_constraint", "put_model",
            "RK4_STAGES", "RK4_STAGES_ENV", "require_warp", "rk4_stages", "select", "step", "world_index", "worlds_per_batch"]

@@ -20,9 +20,10 @@ chunk calls can still run in parallel. Opt out with ``CRAX_SPLIT_LAPACK=0``.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
+
+from crax.devices import settings
 
 # jaxlib's GetLapackBatchChunkSize: a batch runs single-threaded while batch * cost < 200000.
 _MIN_WORK_PER_TASK = 200_000
@@ -87,7 +88,7 @@ def install() -> bool:
     global _installed
     if _installed:
         return True
-    if os.environ.get("CRAX_SPLIT_LAPACK", "1") == "0":
+    if not settings.switch(settings.SPLIT_LAPACK):
         return False
     try:
         from jax._src.interpreters import mlir

@@ -24,6 +24,8 @@
 * **Threefry written out** (:mod:`crax.devices.threefry`): jax's random-number hash runs on XLA:CPU
   as straight-line code instead of a loop (the same bits, faster draws and key splits).
   ``CRAX_UNROLL_THREEFRY=0`` keeps jax's own lowering.
+
+The ``CRAX_*`` variables (defaults, valid values) are declared in :mod:`crax.devices.settings`.
 """
 
 from __future__ import annotations
@@ -35,13 +37,12 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from crax.devices import lapack, threefry
+from crax.devices import lapack, settings, threefry
 
-CACHE_ENV = "CRAX_COMPILE_CACHE"
-HOST_DEVICES_ENV = "CRAX_HOST_DEVICES"
-THREEFRY_ENV = "CRAX_UNROLL_THREEFRY"
+CACHE_ENV = settings.COMPILE_CACHE.name
+HOST_DEVICES_ENV = settings.HOST_DEVICES.name
+THREEFRY_ENV = settings.UNROLL_THREEFRY.name
 _HOST_DEVICE_FLAG = "--xla_force_host_platform_device_count"
-_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 _notice = {"enabled": False, "said": False}
 """Whether the command line asked for the compile notice, and whether this process has said it."""
@@ -53,22 +54,8 @@ def default_cache_dir() -> Path:
     return Path(base) / "crax" / "jax"
 
 
-def env_switch(name: str, on: str, off: str, hint: str = "") -> bool:
-    """Environment variable ``name`` read as an on/off switch (1/0, true/false, yes/no, on/off; unset: on).
-
-    Raises:
-      ValueError: any other value; the message says what ``1`` (``on``, the default) and ``0`` (``off``) do,
-        then ``hint``.
-    """
-    value = os.environ.get(name, "1").strip().lower()
-    if value not in _SWITCH:
-        raise ValueError(f"environment variable {name}={os.environ[name]!r} is not a switch; use 1 (the default: "
-                         f"{on}) or 0 ({off}){hint}")
-    return _SWITCH[value]
-
-
 def _cache_wanted() -> bool:
-    return env_switch(CACHE_ENV, "cache compiled programs", "off", ". To move the cache, set JAX_COMPILATION_CACHE_DIR")
+    return settings.switch(settings.COMPILE_CACHE)
 
 
 def compile_cache() -> str | None:
@@ -101,12 +88,9 @@ def host_devices() -> None:
     flags = os.environ.get("XLA_FLAGS", "")
     if _HOST_DEVICE_FLAG in flags:
         return
-    raw = os.environ.get(HOST_DEVICES_ENV, str(os.cpu_count() or 1))
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise ValueError(f"environment variable {HOST_DEVICES_ENV}={raw!r} must be a whole number >= 1 (XLA host "
-                         "devices of the CPU; 1: a single device)")
-    if int(raw) > 1:
-        os.environ["XLA_FLAGS"] = f"{flags} {_HOST_DEVICE_FLAG}={int(raw)}".strip()
+    count = int(settings.read(settings.HOST_DEVICES))
+    if count > 1:
+        os.environ["XLA_FLAGS"] = f"{flags} {_HOST_DEVICE_FLAG}={count}".strip()
 
 
 def configure_jax() -> None:
@@ -116,7 +100,7 @@ def configure_jax() -> None:
     host_devices()
     compile_cache()
     lapack.install()
-    if env_switch(THREEFRY_ENV, "jax's random-number hash written out on a CPU", "jax's looped lowering"):
+    if settings.switch(settings.UNROLL_THREEFRY):
         threefry.install()
 
 

@@ -23,9 +23,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from crax.devices.startup import env_switch
+from crax.devices import settings
 
-ENV = "CRAX_XLA_OPTIONS"
+ENV = settings.XLA_OPTIONS.name
 YNN_FUSION_TYPE = "xla_cpu_experimental_ynn_fusion_type"
 CPU_OPTIONS = {YNN_FUSION_TYPE: "LIBRARY_FUSION_TYPE_DOT"}
 """XLA:CPU options of crax's programs: YNNPACK fuses dots, XLA emits the reductions itself."""
@@ -54,7 +54,7 @@ def compiler_options() -> dict[str, str] | None:
     Raises:
       ValueError: ``CRAX_XLA_OPTIONS`` is set to something other than a switch (1/0, on/off...).
     """
-    if (not env_switch(ENV, f"crax's XLA options on a CPU, {CPU_OPTIONS}", "XLA's own defaults")
+    if (not settings.switch(settings.XLA_OPTIONS)
             or YNN_FUSION_TYPE in os.environ.get("XLA_FLAGS", "")):
         return None
     import jax

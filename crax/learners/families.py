@@ -18,17 +18,21 @@ FAMILIES: dict[type[Learner], type[BaseTrainer]] = {ConstrainedPPO: Trainer, Off
 """Each family's base learner class and its trainer: a learner is trained by its family's."""
 
 
-def family(learner_cls: type) -> type[Learner]:
-    """The family base class of a learner class (ValueError naming the families otherwise)."""
-    for base in FAMILIES:
+def family(learner_cls: type, families: dict[type, type] | None = None) -> type[Learner]:
+    """The family base class of a learner class among ``families`` (default: crax's own; the registry's
+    ``families()`` adds the plugins'); ValueError naming the families otherwise."""
+    families = FAMILIES if families is None else families
+    for base in families:
         if isinstance(learner_cls, type) and issubclass(learner_cls, base):
             return base
-    names = ", ".join(f"crax.learners.{b.__name__}" for b in FAMILIES)
+    names = ", ".join(f"{b.__module__}.{b.__qualname__}" for b in families)
     raise ValueError(f"{getattr(learner_cls, '__qualname__', learner_cls)!r} is not a learner of a crax family; a "
                      f"learner subclasses one of {names}")
 
 
 def make_trainer(learner_cls: type[Learner], config: Any, env: Env,
-                 devices: list[distributed.Device] | None = None) -> BaseTrainer:
-    """The trainer of ``learner_cls``'s family for ``config`` on ``env``."""
-    return FAMILIES[family(learner_cls)](learner_cls, config, env, devices)
+                 devices: list[distributed.Device] | None = None,
+                 families: dict[type, type] | None = None) -> BaseTrainer:
+    """The trainer of ``learner_cls``'s family (among ``families``, default crax's own) for ``config`` on ``env``."""
+    families = FAMILIES if families is None else families
+    return families[family(learner_cls, families)](learner_cls, config, env, devices)

@@ -48,6 +48,13 @@ def crax_register_learners():
 
 
 @hookimpl
+def crax_register_families():
+    from crax.learners.families import FAMILIES
+
+    return list(FAMILIES.items())
+
+
+@hookimpl
 def crax_register_catalogues():
     from crax.suites.catalogue import PAPER
     from crax.suites.safety_gym.catalogue import SAFETY_GYMNASIUM

@@ -65,6 +65,19 @@ def crax_register_learners() -> list[type]:
     ...
 
 
+FAMILIES = "families"
+"""The hook ``crax_register_families``: not a component kind (its items are (family, trainer) pairs)."""
+
+
+@hookspec
+def crax_register_families() -> list:
+    """Learner families as ``(family base class, trainer class)`` pairs: a learner (``crax_register_learners``)
+    is trained by the trainer of the first registered family it subclasses (crax's own:
+    ``crax.learners.ConstrainedPPO`` with ``crax.learners.Trainer``, ``crax.learners.OffPolicyLearner``
+    with ``crax.learners.OffPolicyTrainer``). A plugin that brings a new family registers its pair here."""
+    ...
+
+
 CATALOGUES = "catalogues"
 """The hook ``crax_register_catalogues``: not a component kind (its items are catalogue objects, not classes)."""
 

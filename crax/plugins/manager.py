@@ -25,7 +25,7 @@ import pluggy
 
 from crax.core.origins import BUILTIN, DISTRIBUTIONS, OWNERS, describe_plugin
 from crax.plugins import hookspecs
-from crax.plugins.hookspecs import CATALOGUES, KINDS, SINGULAR
+from crax.plugins.hookspecs import CATALOGUES, FAMILIES, KINDS, SINGULAR
 
 if TYPE_CHECKING:
     from crax.suites.catalogue import Catalogue, Task
@@ -120,6 +120,7 @@ class Registry:
         self._tables: dict[str, dict[str, type]] | None = None
         self._rejected: dict[str, dict[str, Exception]] = {}
         self._catalogues: dict[str, Catalogue] = {}
+        self._families: dict[type, type] = {}
         self._ids: dict[str, Catalogue] | None = None
 
     def table(self, kind: str) -> dict[str, type]:
@@ -140,7 +141,7 @@ class Registry:
         first), without the plugins whose hooks fail."""
         out: list[tuple[str, str, list]] = []
         failed: set[str] = set()
-        for kind in (*KINDS, CATALOGUES):
+        for kind in (FAMILIES, *KINDS, CATALOGUES):  # families first: the learners' checks read them
             impls = getattr(self.pm.hook, f"crax_register_{kind}").get_hookimpls()
             # built-ins first even against a plugin's tryfirst: they keep their names in a clash
             for impl in sorted(impls, key=lambda impl: impl.plugin_name != BUILTIN):
@@ -163,8 +164,11 @@ class Registry:
         tables: dict[str, dict[str, type]] = {kind: {} for kind in KINDS}
         claims: dict[str, dict[str, list[tuple[str, type]]]] = {kind: {} for kind in KINDS}
         self._rejected = {kind: {} for kind in KINDS}
-        self._catalogues, self._ids = {}, None
+        self._catalogues, self._ids, self._families = {}, None, {}
         for plugin, kind, classes in self._call_hooks():
+            if kind == FAMILIES:
+                self._add_families(plugin, classes)
+                continue
             if kind == CATALOGUES:
                 self._add_catalogues(plugin, classes)
                 continue
@@ -173,7 +177,7 @@ class Registry:
                     OWNERS.setdefault(cls, plugin)
                 name = getattr(cls, "name", None)
                 try:
-                    validate.check_class(kind, cls, plugin)
+                    validate.check_class(kind, cls, plugin, families=self._families)
                 except (TypeError, ValueError) as e:
                     self._rejected[kind][name if isinstance(name, str) else repr(cls)] = e
                     warnings.warn(f"{e}; it is skipped", stacklevel=4)
@@ -188,6 +192,29 @@ class Registry:
                 if len(claimants) > 1:
                     self._clash(kind, name, claimants, tables[kind])
         return tables
+
+    def _add_families(self, plugin: str, pairs: list) -> None:
+        """Adds a plugin's (family, trainer) pairs; a malformed pair, or a family already registered, is
+        reported and skipped."""
+        from crax.learners import BaseTrainer, Learner
+
+        for pair in pairs:
+            ok = (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(c, type) for c in pair)
+                  and issubclass(pair[0], Learner) and issubclass(pair[1], BaseTrainer))
+            if not ok:
+                warnings.warn(f"plugin {describe_plugin(plugin)}: its crax_register_families hook returned {pair!r}, "
+                              "which is not a (family, trainer) pair of a crax.learners.Learner subclass and a "
+                              "crax.learners.BaseTrainer subclass; it is skipped", stacklevel=5)
+            elif pair[0] in self._families:
+                warnings.warn(f"plugin {describe_plugin(plugin)}: family {pair[0].__qualname__} is registered "
+                              "already; its second trainer is skipped", stacklevel=5)
+            else:
+                self._families[pair[0]] = pair[1]
+
+    def families(self) -> dict[type, type]:
+        """Every registered learner family's base class -> its trainer class (crax's first)."""
+        self.table("learners")
+        return dict(self._families)
 
     def _clash(self, kind: str, name: str, claimants: list[tuple[str, type]], table: dict[str, type]) -> None:
         """Reports a name claimed by several plugins; leaves it out of ``table`` unless it is crax's own."""

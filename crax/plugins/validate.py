@@ -43,10 +43,11 @@ _NAME_FORMS = {
 }
 
 
-def check_class(kind: str, cls: Any, plugin: str | None = None) -> None:
+def check_class(kind: str, cls: Any, plugin: str | None = None, families: dict[type, type] | None = None) -> None:
     """Raises TypeError naming the plugin, the class and the fix when ``cls`` breaks the contract
     of ``kind`` (one of :data:`crax.plugins.manager.KINDS`): every problem found, joined by ``;``.
-    ``plugin`` is the plugin whose hook returned ``cls`` (a non-class has no owner to look up)."""
+    ``plugin`` is the plugin whose hook returned ``cls`` (a non-class has no owner to look up); a learner
+    must belong to one of ``families`` (default: crax's own)."""
     what = SINGULAR[kind]
     if not isinstance(cls, type):
         who = "" if plugin in (None, BUILTIN) else f"plugin {describe_plugin(plugin)}: "
@@ -63,7 +64,7 @@ def check_class(kind: str, cls: Any, plugin: str | None = None) -> None:
         problems.append(f"defines no name — set the class attribute name = {cls.__name__!r} (its registry name)")
     elif not (isinstance(name, str) and re.fullmatch(pattern, name)):
         problems.append(f"name {name!r} is not a valid {what} name — use {form}")
-    problems += _CHECKS[kind](cls, base)
+    problems += _learners(cls, families) if kind == "learners" else _CHECKS[kind](cls, base)
     if problems:
         raise TypeError(f"{label(what, cls)}: " + "; ".join(problems))
 
@@ -149,13 +150,13 @@ def _suites(cls: type, base: type) -> list[str]:
     return out + _requires_params(cls)
 
 
-def _learners(cls: type, base: type) -> list[str]:
+def _learners(cls: type, families: dict[type, type] | None = None) -> list[str]:
     import dataclasses
 
     from crax.learners.families import family
 
     try:
-        base = family(cls)
+        base = family(cls, families)
     except ValueError as e:
         return [str(e)]
     want = base.Config
@@ -168,7 +169,7 @@ def _learners(cls: type, base: type) -> list[str]:
 
 
 _CHECKS = {"bodies": _bodies, "sensors": _sensors, "hazards": _hazards, "constraints": _constraints,
-           "suites": _suites, "learners": _learners}
+           "suites": _suites}
 
 
 def _requires_params(cls: type) -> list[str]:

@@ -36,6 +36,7 @@ import numpy as np
 import tyro
 
 from crax import runs
+from crax.cli.quick_start import batch_sets
 from crax.reports.arguments import parse_sets, parse_steps
 from crax.runs.checkpoint import CONFIG_FILE, stored_differences
 from crax.runs.files import read_json, write_json
@@ -67,7 +68,7 @@ class Args:
     """Env steps per seed for every learner without its own ``--steps``."""
     steps: tuple[str, ...] = ()
     """``LEARNER=STEPS`` budgets, e.g. ``sac-lag=1e6``."""
-    set: tuple[str, ...] = ("ppo-lag:num_envs=256", "ppo-lag:batch_size=128", "ppo-lag:num_minibatches=16")
+    set: tuple[str, ...] = batch_sets()
     """Config overrides: ``FIELD=VALUE`` for every learner with the field, ``LEARNER:FIELD=VALUE`` for one."""
     num_seeds: int = 3
     """Seeds per learner, trained together under jax.vmap."""

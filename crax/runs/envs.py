@@ -6,8 +6,9 @@ import importlib
 from typing import Any
 
 from crax.core.env import Env
-from crax.learners.families import family
+from crax.learners.families import family, make_trainer
 from crax.learners.shared.learner import Learner
+from crax.learners.shared.trainer import BaseTrainer
 
 
 def learners() -> dict[str, type[Learner]]:
@@ -20,11 +21,20 @@ def learners() -> dict[str, type[Learner]]:
 def get_learner(learner: str | type[Learner]) -> type[Learner]:
     """A learner class from its registered name (ValueError listing the valid names) or the class itself."""
     if isinstance(learner, type):
-        family(learner)  # ValueError naming the families
+        from crax.plugins import registry
+
+        family(learner, registry().families())  # ValueError naming the families
         return learner
     from crax.plugins import registry
 
     return registry().get("learners", learner)
+
+
+def trainer_for(learner_cls: type[Learner], config: Any, env: Env) -> BaseTrainer:
+    """The trainer of ``learner_cls``'s family, among every registered family (the plugins' too)."""
+    from crax.plugins import registry
+
+    return make_trainer(learner_cls, config, env, families=registry().families())
 
 
 def env_class(env_id: str) -> type[Env]:

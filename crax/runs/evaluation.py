@@ -12,11 +12,10 @@ import numpy as np
 
 from crax.core.env import Env
 from crax.devices import xla_options
-from crax.learners.families import make_trainer
 from crax.learners.shared.config import EVAL_POLICIES
 from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import checkpoint as ckpt
-from crax.runs.envs import get_learner, make_env
+from crax.runs.envs import get_learner, make_env, trainer_for
 from crax.runs.guards import check_seed
 from crax.runs.results import eval_summary, verdict
 
@@ -66,7 +65,7 @@ def _restore(run_dir: str | Path, episodes: int, env: Env | None, policy: str | 
             raise ValueError("physics applies to a run's registered env id (crax.make), not to an env object or class")
         env_kwargs["physics"] = physics
     env_obj = env if env is not None else make_env(record["env"], env_kwargs)
-    trainer = make_trainer(cls, config, env_obj)
+    trainer = trainer_for(cls, config, env_obj)
     restored = ckpt.load_checkpoint(run_dir, trainer.abstract_state().replace(env=None))
     return record, cls, config, trainer, restored, policy
 

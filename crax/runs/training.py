@@ -27,12 +27,11 @@ import numpy as np
 
 from crax.core.env import Env
 from crax.devices import distributed
-from crax.learners.families import make_trainer
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import checkpoint_layouts
-from crax.runs.envs import env_label, get_learner, make_env
+from crax.runs.envs import env_label, get_learner, make_env, trainer_for
 from crax.runs.guards import (
     RunComplete,
     StopOnSigterm,
@@ -149,7 +148,7 @@ def train(
     check_seed(config.seed)
     # Everything that can refuse the config (budgets, device layout, memory) runs before a run folder
     # exists, so a refused run leaves no folder whose config.json later passes for a run's.
-    trainers = [make_trainer(cls, config, e) for e, _ in envs]
+    trainers = [trainer_for(cls, config, e) for e, _ in envs]
     for trainer in trainers:
         check_memory(trainer)
     if not resume:
@@ -219,7 +218,7 @@ def _initial_model(trainer: BaseTrainer, state, init: dict[str, Any]):
     src_cls = get_learner(record["learner"])
     src_config = ckpt.config_from_dict(src_cls.Config, record["config"])
     src_env = make_env(record["env"], record["env_kwargs"])
-    source = make_trainer(src_cls, src_config, src_env)
+    source = trainer_for(src_cls, src_config, src_env)
     if src_config.num_seeds != trainer.config.num_seeds:
         raise ValueError(f"{init['run_dir']!r} trained {src_config.num_seeds} seed(s); this run has "
                          f"{trainer.config.num_seeds}")

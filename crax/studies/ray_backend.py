@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from crax.devices import settings
+
 if TYPE_CHECKING:
     from crax.studies.cells import Manifest
     from crax.studies.grid import Cell
@@ -32,7 +34,7 @@ def require_ray():
 
 
 def _worker_env(cpus_per_cell: float, gpus_per_cell: float) -> dict[str, str]:
-    env = {"CRAX_HOST_DEVICES": str(max(1, math.floor(cpus_per_cell)))}  # host devices = the CPUs Ray granted
+    env = {settings.HOST_DEVICES.name: str(max(1, math.floor(cpus_per_cell)))}  # host devices = the CPUs Ray granted
     if 0 < gpus_per_cell < 1:  # cells sharing a GPU: no preallocation of 75% of its memory each
         env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     return env

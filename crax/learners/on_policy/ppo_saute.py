@@ -8,13 +8,14 @@ from typing import ClassVar
 from crax.core.env import Env, SauteBudget
 from crax.core.params import ranged
 from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
+from crax.learners.shared.config import positive_safety_bound
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOSauteConfig(PPOConfig):
     """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, SPEC decision 55)."""
 
-    safety_bound: float = ranged(25.0, gt=0)
+    safety_bound: float = positive_safety_bound()
     """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
     saute_discount: float = ranged(0.99, gt=0, le=1)
     """Budget discount γ_b in z ← (z − c/d_γ)/γ_b, d_γ = d (1 − γ_b^T)/((1 − γ_b) T)."""

@@ -14,6 +14,7 @@ from crax.core.env import Env
 from crax.core.params import ranged
 from crax.core.simmer import SimmerBudget, discounted_budget
 from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier
+from crax.learners.shared.config import positive_safety_bound
 
 HISTORY = 10
 """Blurred errors the integral term sums (OmniSafe's ``_integral_history``, a deque of length 10)."""
@@ -26,7 +27,7 @@ class SimmerFields:
     d as :func:`~crax.core.simmer.discounted_budget` of it). The controlled budget starts at
     ``safety_bound`` (OmniSafe's ``safety_budget``)."""
 
-    safety_bound: float = ranged(25.0, gt=0)
+    safety_bound: float = positive_safety_bound()
     """Episodic cost budget d: the controlled budget's start and the bound the cost is judged by."""
     saute_discount: float = ranged(0.999, gt=0, le=1)
     """Budget discount γ_b (OmniSafe's ``saute_gamma``)."""

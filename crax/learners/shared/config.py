@@ -9,7 +9,7 @@ whole when it is built, and a bad value is a ValueError naming the field and its
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from crax.core.params import check_fields, ranged
 
@@ -63,11 +63,21 @@ class RunConfig:
         return -(-self.total_steps // self.steps_per_iteration)
 
 
+SAFETY_BOUND = 25.0
+"""The default episodic cost budget d."""
+
+
+def positive_safety_bound() -> Any:
+    """``safety_bound``'s field where d must be positive: Saute and Simmer spend their budget in units of d
+    (every other learner takes d ≥ 0, :class:`ConstraintConfig`)."""
+    return ranged(SAFETY_BOUND, gt=0)
+
+
 @dataclasses.dataclass(frozen=True)
 class ConstraintConfig:
     """The constraint a learner trains under: one episodic cost budget, or one per cost term."""
 
-    safety_bound: float = ranged(25.0, ge=0)
+    safety_bound: float = ranged(SAFETY_BOUND, ge=0)
     """Episodic cost budget d; the constraint signal is v = ĉ − d/T with ĉ the mean per-step cost."""
     cost_signal: CostSignal = "rollout"
     """What the constraint signal ĉ measures: the iteration rollout's mean per-step cost (``rollout``), or

@@ -6,9 +6,9 @@ import dataclasses
 from typing import ClassVar
 
 from crax.core.env import Env
-from crax.core.params import ranged
 from crax.learners.on_policy.family import PPOConfig
 from crax.learners.on_policy.ppo_saute import PPOSauteConfig, saute_env
+from crax.learners.shared.config import positive_safety_bound
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
@@ -16,7 +16,7 @@ from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 class TRPOSauteConfig(TrustRegionConfig, PPOSauteConfig):
     """TRPO-Saute hyperparameters: the trust-region fields plus ``ppo-saute``'s budget fields."""
 
-    safety_bound: float = ranged(25.0, gt=0)
+    safety_bound: float = positive_safety_bound()
     """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
 
 
