@@ -248,7 +248,7 @@ def test_a_run_stored_before_a_rule_changed_is_refused_saying_why(learner, store
     from crax.runs import checkpoint as ckpt
     from crax.runs.envs import get_learner
 
-    with pytest.raises(ValueError, match=r"stored by an older crax .* no longer has: .*\(decision (77|80)\)"):
+    with pytest.raises(ValueError, match=r"stored by an older crax .* no longer has: .*\(docs/DECISIONS.md, decision (77|80)\)"):
         ckpt.config_from_dict(get_learner(learner).Config, stored)
 
 

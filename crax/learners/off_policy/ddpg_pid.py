@@ -22,7 +22,7 @@ class DDPGPIDConfig(OffPolicyPIDFields, DDPGFields, OffPolicyConfig):
 class DDPGPID(DDPG):
     """DDPG with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
     λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
-    (the rule ppo-pid uses; the off-policy gains of decision 79)."""
+    (the rule ppo-pid uses, with the off-policy gains: docs/DECISIONS.md, decision 79)."""
 
     name: ClassVar[str] = "ddpg-pid"
     Config: ClassVar[type[OffPolicyConfig]] = DDPGPIDConfig

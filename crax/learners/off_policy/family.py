@@ -86,7 +86,7 @@ class OffPolicyConfig(ConstraintConfig, RunConfig):
     """Transitions per gradient step."""
     updates_per_iteration: int = ranged(16, ge=1, integer=True)
     """Gradient steps per iteration (the update-to-data ratio is this × batch_size / (num_envs × unroll_length));
-    16 by measurement (docs/learners.md, decision 66)."""
+    16 by measurement (docs/learners.md; docs/DECISIONS.md, decision 66)."""
     n_step: int = ranged(1, ge=1, integer=True)
     """n of the n-step returns (within an iteration's rollout: the last steps of it use fewer)."""
     buffer_size: int = ranged(1_000_000, ge=1, integer=True)
@@ -130,7 +130,7 @@ class OffPolicyLagrangianFields(LagrangianFields):
 
 @dataclasses.dataclass(frozen=True)
 class OffPolicyPIDFields(PIDFields):
-    """The PID rule's fields with OmniSafe's SACPID/TD3PID gains in crax's units (decision 79).
+    """The PID rule's fields with OmniSafe's SACPID/TD3PID gains in crax's units (docs/DECISIONS.md, decision 79).
 
     OmniSafe steps its PID once per env step (``update_cycle`` 1) on the episode cost; crax once per
     iteration of ``num_envs × unroll_length`` env steps (1,024 at the defaults) on T·ĉ. The integral
@@ -288,12 +288,12 @@ class OffPolicyLearner(Learner):
         a_next, logp = self.target_action(x_next, key)
         v_r = jnp.min(self.target_critics.reward(x_next, a_next), axis=0) + self.entropy_bonus(logp)
         # OmniSafe's DDPG, TD3 and SAC share one cost update: the target critic at the online actor's
-        # deterministic action, with neither smoothing noise nor a sample (decision 79)
+        # deterministic action, with neither smoothing noise nor a sample (docs/DECISIONS.md, decision 79)
         q_c = self.target_critics.cost(x_next, self.deterministic_action(x_next))
         disc = batch["discount"]
         y_r = self.config.reward_scaling * batch["reward"] + disc * v_r
         # Costs are never negative, nor is their discounted sum: a negative Q'_c is an error the actor
-        # seeks out (it lowers λ·Q_c), and bootstrapping from it would teach it back (decision 68).
+        # seeks out (it lowers λ·Q_c), and bootstrapping from it would teach it back (docs/DECISIONS.md, decision 68).
         y_c = batch["cost"].reshape(q_c.shape) + disc[:, None] * jnp.maximum(q_c, 0.0)
         return jax.lax.stop_gradient(y_r), jax.lax.stop_gradient(y_c)
 

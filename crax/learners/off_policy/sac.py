@@ -20,7 +20,7 @@ class SACFields:
     """SAC's own fields."""
 
     init_alpha: float = ranged(0.1, gt=0)
-    """Initial temperature α of the entropy term (0.1 by measurement: docs/learners.md, decision 66)."""
+    """Initial temperature α of the entropy term (0.1 by measurement: docs/learners.md; docs/DECISIONS.md, decision 66)."""
     target_entropy: float | None = ranged(None, optional=True)
     """Entropy the temperature is tuned towards; None: −(action size), Haarnoja et al.'s choice."""
     auto_alpha: bool = True

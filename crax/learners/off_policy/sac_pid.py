@@ -19,7 +19,7 @@ class SACPID(SAC):
     """SAC with the objective (min Q_r − α log π − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k;
     OmniSafe's SACLag and SACPID divide the entropy term by 1 + λ too);
     λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
-    (the rule ppo-pid uses; the off-policy gains of decision 79)."""
+    (the rule ppo-pid uses, with the off-policy gains: docs/DECISIONS.md, decision 79)."""
 
     name: ClassVar[str] = "sac-pid"
     Config: ClassVar[type[OffPolicyConfig]] = SACPIDConfig

@@ -18,7 +18,7 @@ class TD3PIDConfig(OffPolicyPIDFields, TD3Fields, OffPolicyConfig):
 class TD3PID(TD3):
     """TD3 with the objective (Q_r1 − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
     λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
-    (the rule ppo-pid uses; the off-policy gains of decision 79)."""
+    (the rule ppo-pid uses, with the off-policy gains: docs/DECISIONS.md, decision 79)."""
 
     name: ClassVar[str] = "td3-pid"
     Config: ClassVar[type[OffPolicyConfig]] = TD3PIDConfig

@@ -20,7 +20,7 @@ class FOCOPSConfig(LagrangianFields, PPOConfig):
     """FOCOPS hyperparameters: the shared PPO fields, the multiplier's (:class:`LagrangianFields`, with
     OmniSafe's FOCOPS.yaml defaults: Adam at 0.035 from 0.001, capped at 2), λ_f and δ."""
 
-    retired_fields: ClassVar[dict[str, str]] = {"nu_init": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (decision 80)", "nu_lr": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (decision 80)", "nu_max": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (decision 80)"}
+    retired_fields: ClassVar[dict[str, str]] = {"nu_init": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (docs/DECISIONS.md, decision 80)", "nu_lr": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (docs/DECISIONS.md, decision 80)", "nu_max": "FOCOPS's own ν rule became the shared Lagrangian rule, OmniSafe's (docs/DECISIONS.md, decision 80)"}
     """Fields of runs stored before ν's rule changed (read by ``crax.runs.checkpoint.config_from_dict``)."""
 
     lambda_lr: float = ranged(0.035, gt=0)

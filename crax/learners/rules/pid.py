@@ -43,8 +43,8 @@ class PIDFields:
     """The integral's initial value I₀ (OmniSafe's ``lagrangian_multiplier_init``); λ itself starts at 0."""
 
     retired_fields: ClassVar[dict[str, str]] = {
-        "integral_max": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (decision 77)",
-        "derivative_ema": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (decision 77)"}
+        "integral_max": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (docs/DECISIONS.md, decision 77)",
+        "derivative_ema": "crax's incremental PID rule became OmniSafe's positional PID Lagrangian (docs/DECISIONS.md, decision 77)"}
     """Fields of runs stored before a rule changed, and why they are gone (read by
     ``crax.runs.checkpoint.config_from_dict``)."""
 

@@ -34,7 +34,7 @@ class SimmerFields:
     saute_penalty: float = ranged(-1.0, le=0)
     """Reward that replaces the task reward while the remaining budget is negative (``unsafe_reward``)."""
     saute_max_budget: float = ranged(3.0, gt=0)
-    """z_max: the observed budget is clip(z, 0, z_max) (crax's Saute, decision 27)."""
+    """z_max: the observed budget is clip(z, 0, z_max) (crax's Saute: docs/DECISIONS.md, decision 27)."""
     simmer_upper_budget: float | None = ranged(None, gt=0, optional=True)
     """The most the controlled budget may reach, episodic (OmniSafe's ``upper_budget``); None: ``safety_bound``."""
     simmer_kp: float = ranged(5e-4, ge=0)

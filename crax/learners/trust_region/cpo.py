@@ -49,7 +49,7 @@ def cpo_direction(x: jax.Array, p: jax.Array, q: jax.Array, r: jax.Array, s: jax
     # the dual over λ in the paper's convention, where r is taken with the loss gradient −g: with
     # ρ = −r, λ ranges over Λa = {λ ≥ 0: λc − ρ > 0} and Λb = {λ ≥ 0: λc − ρ ≤ 0}; an empty range
     # gives no candidate (OmniSafe's _step_direction puts r for ρ and clamps to an empty range's upper
-    # end, a negative λ: decision 78)
+    # end, a negative λ: docs/DECISIONS.md, decision 78)
     rho = -r
     c_ = jnp.where(c == 0, EPS, c)
     rc = rho / c_

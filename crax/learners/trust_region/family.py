@@ -43,7 +43,7 @@ class TrustRegionConfig(PPOConfig):
     """Weight of the policy entropy bonus in the reward surrogate (OmniSafe: 0)."""
     target_kl: float = ranged(0.01, gt=0)
     """Trust-region size δ: the accepted step keeps KL(π_old ‖ π_new), averaged over states and action
-    dimensions as OmniSafe averages it, ≤ δ (decision 78)."""
+    dimensions as OmniSafe averages it, ≤ δ (docs/DECISIONS.md, decision 78)."""
     cg_iterations: int = ranged(15, ge=1, integer=True)
     """Conjugate-gradient iterations per solve of (F + damping·I) x = g."""
     cg_damping: float = ranged(0.1, ge=0)
@@ -100,7 +100,7 @@ def conjugate_gradient(mvp: Callable[[jax.Array], jax.Array], b: jax.Array, iter
     by ``iterations`` conjugate-gradient steps from x = 0 (a step on a zero residual does nothing).
 
     ``eps`` is added to the denominators of both step sizes, as OmniSafe's ``conjugate_gradients`` adds
-    1e-6 (its tests set it to compare updates; decision 78): once the squared residual nears ``eps`` the
+    1e-6 (its tests set it to compare updates; docs/DECISIONS.md, decision 78): once the squared residual nears ``eps`` the
     search directions lose their conjugacy and the solve stalls (0.2 % off the exact solution on
     ``tests/learners/test_omnisafe_trust_region.py``'s batch), so crax leaves it at 0."""
 

@@ -34,7 +34,7 @@ def pcpo_direction(x: jax.Array, p: jax.Array, q: jax.Array, r: jax.Array, s: ja
     """The reward step sqrt(2δ/q)·x, then its projection in the KL metric onto c + bᵀΔθ ≤ 0:
     minus max(0, (sqrt(2δ/q)·r + c)/s)·p (x = H⁻¹g, p = H⁻¹b, q = gᵀH⁻¹g, r = gᵀH⁻¹b, s = bᵀH⁻¹b).
     Returns the step and the projection's coefficient (0 when the reward step satisfies the constraint).
-    OmniSafe's ``PCPO._update_actor`` takes H·x for x in the reward step (decision 78)."""
+    OmniSafe's ``PCPO._update_actor`` takes H·x for x in the reward step (docs/DECISIONS.md, decision 78)."""
     reward_step = trpo_direction(x, q, target_kl)
     alpha = jnp.sqrt(2.0 * target_kl / (q + EPS))
     projection = jnp.maximum((alpha * r + c) / (s + EPS), 0.0)
