@@ -282,3 +282,19 @@ def test_a_plugin_family_trains_its_learners_with_its_own_trainer():
     config = SearchConfig()
     trainer = run_envs.make_trainer(RandomSearch, config, "env", families=reg.families())
     assert isinstance(trainer, SearchTrainer) and trainer.made == (RandomSearch, config, "env")
+
+
+def test_disabling_plugin_autoload_loads_only_crax_own_and_a_bad_value_names_the_choices(monkeypatch):
+    manager.plugin_manager.cache_clear()
+    try:
+        monkeypatch.setenv("CRAX_DISABLE_PLUGIN_AUTOLOAD", "1")
+        assert [name for name, _ in manager.plugin_manager().list_name_plugin()] == ["crax.builtin"]
+        manager.plugin_manager.cache_clear()
+        monkeypatch.setenv("CRAX_DISABLE_PLUGIN_AUTOLOAD", "maybe")
+        with pytest.raises(ValueError, match=r"CRAX_DISABLE_PLUGIN_AUTOLOAD='maybe' is not a switch; use 0 .* or 1"):
+            manager.plugin_manager()
+        manager.plugin_manager.cache_clear()
+        monkeypatch.setenv("CRAX_DISABLE_PLUGIN_AUTOLOAD", "0")
+        assert "crax_example" in {name for name, _ in manager.plugin_manager().list_name_plugin()}
+    finally:
+        manager.plugin_manager.cache_clear()

@@ -74,8 +74,14 @@ RK4_STAGES = EnvVar(
     "must be one of unrolled, rolled: unrolled is MJX's own RK4 step, rolled runs its forward passes in one "
     "loop (the same arithmetic, faster to compile)", "crax.core.physics.rk4_stages (when a step is traced)")
 
-ENV_VARS: tuple[EnvVar, ...] = (COMPILE_CACHE, HOST_DEVICES, UNROLL_THREEFRY, SPLIT_LAPACK, XLA_OPTIONS, RK4_STAGES)
-"""Every ``CRAX_*`` environment variable that crax's devices and physics read."""
+DISABLE_PLUGIN_AUTOLOAD = EnvVar(
+    "CRAX_DISABLE_PLUGIN_AUTOLOAD", "0", "load only crax's built-in plugin, not the installed ones",
+    tuple(_SWITCH), "use 0 (the default: every installed plugin is loaded) or 1 (only crax's own)",
+    "crax.plugins.manager.plugin_manager")
+
+ENV_VARS: tuple[EnvVar, ...] = (COMPILE_CACHE, HOST_DEVICES, UNROLL_THREEFRY, SPLIT_LAPACK, XLA_OPTIONS, RK4_STAGES,
+                                DISABLE_PLUGIN_AUTOLOAD)
+"""Every ``CRAX_*`` environment variable that crax reads."""
 
 
 def read(var: EnvVar) -> str:
@@ -98,5 +104,5 @@ def switch(var: EnvVar) -> bool:
     return _SWITCH[read(var)]
 
 
-__all__ = ["COMPILE_CACHE", "ENV_VARS", "HOST_DEVICES", "PHYSICS", "RK4_STAGES", "SPLIT_LAPACK", "UNROLL_THREEFRY",
+__all__ = ["COMPILE_CACHE", "DISABLE_PLUGIN_AUTOLOAD", "ENV_VARS", "HOST_DEVICES", "PHYSICS", "RK4_STAGES", "SPLIT_LAPACK", "UNROLL_THREEFRY",
            "XLA_OPTIONS", "EnvVar", "Physics", "read", "switch"]

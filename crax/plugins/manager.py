@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import os
 import warnings
 from typing import TYPE_CHECKING, cast
 
 import pluggy
 
 from crax.core.origins import BUILTIN, DISTRIBUTIONS, OWNERS, describe_plugin
+from crax.devices import settings
 from crax.plugins import hookspecs
 from crax.plugins.hookspecs import CATALOGUES, FAMILIES, KINDS, SINGULAR
 
@@ -94,7 +94,7 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(builtin, name=BUILTIN)
-    if not os.environ.get("CRAX_DISABLE_PLUGIN_AUTOLOAD"):
+    if not settings.switch(settings.DISABLE_PLUGIN_AUTOLOAD):
         _load_entry_points(pm)
     pm.check_pending()
     return pm
