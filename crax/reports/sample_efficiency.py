@@ -5,7 +5,7 @@ several seeds, one sitting.
 Each learner trains ``--num-seeds`` vmapped seeds for its step budget (``--total-steps``, or its own
 ``--steps LEARNER=STEPS``) at its defaults, except ``--set`` overrides (``FIELD=VALUE`` for every
 learner with the field, ``LEARNER:FIELD=VALUE`` for one; by default PPO-Lag runs the quick start's
-batch: 256 envs, 128 × 16 segments). Run folders are kept under
+batch, :data:`crax.cli.quick_start.QUICK_START_BATCH`). Run folders are kept under
 ``benchmarks/results/runs/sample_efficiency/<env>-<learner>`` (:func:`runs_root`): the same command again resumes an
 interrupted learner and reuses a finished one, so a sitting can span sessions (each row records
 when its learner finished and the load then, kept in the run folder's ``sitting.json``; a run folder

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import optax
 
 from crax.core.params import ranged
-from crax.learners.rules.rule import ControllerState, PenaltyRule
+from crax.learners.rules.rule import PenaltyRule
 
 LambdaOptimizer = Literal["sgd", "adam"]
 """How the Lagrangian rule steps λ (``lambda_optimizer``)."""
@@ -56,23 +56,22 @@ class LagrangianRule(PenaltyRule):
 
     Fields: ClassVar[type[LagrangianFields]] = LagrangianFields
     config: LagrangianFields
+    ADAM: ClassVar[dict[str, str]] = {"mu": "lambda_adam_mu", "nu": "lambda_adam_nu", "count": "lambda_adam_count"}
+    """With ``adam``: its state's fields -> the variables they are kept under (checkpointed, not logged)."""
 
     def __init__(self, config: LagrangianFields, cost_shape: tuple[int, ...], episode_length: int):
         super().__init__(config, cost_shape, episode_length)
         self.lagrange = self.filled(config.lambda_init)
         if config.lambda_optimizer == "adam":
-            self.lambda_adam_mu = ControllerState(jnp.zeros(cost_shape, jnp.float32))
-            self.lambda_adam_nu = ControllerState(jnp.zeros(cost_shape, jnp.float32))
-            self.lambda_adam_count = ControllerState(jnp.zeros((), jnp.int32))
+            zeros = jnp.zeros(cost_shape, jnp.float32)
+            self.hold(optax.ScaleByAdamState(count=jnp.zeros((), jnp.int32), mu=zeros, nu=zeros), self.ADAM)
 
     def update(self, violation: jax.Array, bound: jax.Array) -> None:
         c = self.config
         if c.lambda_optimizer == "adam":
-            state = optax.ScaleByAdamState(count=self.lambda_adam_count[...], mu=self.lambda_adam_mu[...],
-                                           nu=self.lambda_adam_nu[...])
-            lam, state = lagrangian_adam(self.lagrange[...], state, self.episode_length * violation, c.lambda_lr,
-                                         c.lambda_max)
-            self.lambda_adam_count[...], self.lambda_adam_mu[...], self.lambda_adam_nu[...] = state.count, state.mu, state.nu
+            lam, state = lagrangian_adam(self.lagrange[...], self.held(optax.ScaleByAdamState, self.ADAM),
+                                         self.episode_length * violation, c.lambda_lr, c.lambda_max)
+            self.store(state, self.ADAM)
         else:
             lam = lagrangian_ascent(self.lagrange[...], violation, c.lambda_lr, c.lambda_max)
         self.lagrange[...] = lam

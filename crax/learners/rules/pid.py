@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from crax.core.params import ranged
-from crax.learners.rules.rule import ControllerState, Multiplier, PenaltyRule
+from crax.learners.rules.rule import PenaltyRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,24 +98,14 @@ class PIDRule(PenaltyRule):
 
     Fields: ClassVar[type[PIDFields]] = PIDFields
     config: PIDFields
+    STATE: ClassVar[dict[str, str]] = {"lagrange": "lagrange", "integral": "integral", "p_ema": "p_ema",
+                                       "d_ema": "d_ema", "d_history": "d_history", "updates": "pid_updates"}
+    """:class:`PIDState`'s fields -> the variables they are kept under (the names logs and checkpoints use)."""
 
     def __init__(self, config: PIDFields, cost_shape: tuple[int, ...], episode_length: int):
         super().__init__(config, cost_shape, episode_length)
-        state = pid_init(cost_shape, config)
-        self.lagrange = Multiplier(state.lagrange)
-        self.integral = Multiplier(state.integral)
-        self.p_ema = Multiplier(state.p_ema)
-        self.d_ema = Multiplier(state.d_ema)
-        self.d_history = ControllerState(state.d_history)
-        self.pid_updates = ControllerState(state.updates)
+        self.hold(pid_init(cost_shape, config), self.STATE, logged=("lagrange", "integral", "p_ema", "d_ema"))
 
     def update(self, violation: jax.Array, bound: jax.Array) -> None:
-        state = PIDState(self.lagrange[...], self.integral[...], self.p_ema[...], self.d_ema[...],
-                         self.d_history[...], self.pid_updates[...])
-        state = pid_step(state, self.episode_length * violation + bound, bound, self.config)
-        self.lagrange[...] = state.lagrange
-        self.integral[...] = state.integral
-        self.p_ema[...] = state.p_ema
-        self.d_ema[...] = state.d_ema
-        self.d_history[...] = state.d_history
-        self.pid_updates[...] = state.updates
+        state = pid_step(self.held(PIDState, self.STATE), self.episode_length * violation + bound, bound, self.config)
+        self.store(state, self.STATE)

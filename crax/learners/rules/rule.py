@@ -28,6 +28,12 @@ class ControllerState(Multiplier):
     count, a PID's delayed history): checkpointed with the multipliers, never trained, not logged."""
 
 
+def logged_values(module: nnx.Module) -> dict[str, jax.Array]:
+    """A module's logged state: its :class:`Multiplier` variables that are not :class:`ControllerState`, by name."""
+    return {k: v[...] for k, v in vars(module).items()
+            if isinstance(v, Multiplier) and not isinstance(v, ControllerState)}
+
+
 def weighted_cost(weights: jax.Array, cost: jax.Array, like: jax.Array) -> jax.Array:
     """Σ_k w_k c_k per sample: ``cost`` has ``like``'s shape (one cost) or ``like.shape + (K,)``."""
     return jnp.sum(jnp.reshape(weights, (-1,)) * cost.reshape(like.shape + (-1,)), axis=-1)
@@ -67,8 +73,7 @@ class ConstraintRule(nnx.Module):
 
     def values(self) -> dict[str, jax.Array]:
         """The logged state (:class:`Multiplier` variables that are not :class:`ControllerState`) by name."""
-        return {k: v[...] for k, v in vars(self).items()
-                if isinstance(v, Multiplier) and not isinstance(v, ControllerState)}
+        return logged_values(self)
 
     @classmethod
     def wrap_env(cls, env: Env, config: Any) -> Env:
@@ -78,6 +83,21 @@ class ConstraintRule(nnx.Module):
     def act(self, action: jax.Array) -> jax.Array:
         """The env's action from the learner's squashed action. Default: unchanged."""
         return action
+
+    def hold(self, state: Any, names: dict[str, str], logged: tuple[str, ...] = ()) -> None:
+        """Keeps the fields of a state record (a dataclass or named tuple) as variables: field ``f`` under the
+        attribute ``names[f]``, a :class:`Multiplier` for the fields in ``logged``, :class:`ControllerState` otherwise."""
+        for field, attr in names.items():
+            setattr(self, attr, (Multiplier if field in logged else ControllerState)(getattr(state, field)))
+
+    def held(self, record: type, names: dict[str, str]) -> Any:
+        """The state record of type ``record`` from the variables :meth:`hold` made."""
+        return record(**{field: getattr(self, attr)[...] for field, attr in names.items()})
+
+    def store(self, state: Any, names: dict[str, str]) -> None:
+        """Writes a state record back into the variables :meth:`hold` made."""
+        for field, attr in names.items():
+            getattr(self, attr)[...] = getattr(state, field)
 
     def filled(self, value: float | jax.Array) -> Multiplier:
         """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from crax.core.env import Env
 from crax.core.params import ranged
 from crax.core.simmer import SimmerBudget, discounted_budget
-from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier
+from crax.learners.rules.rule import ConstraintRule, Multiplier
 from crax.learners.shared.config import positive_safety_bound
 
 HISTORY = 10
@@ -88,16 +88,14 @@ class SimmerRule(ConstraintRule):
 
     Fields: ClassVar[type[SimmerFields]] = SimmerFields
     config: SimmerFields
+    simmer_budget: Multiplier
+    STATE: ClassVar[dict[str, str]] = {field: f"simmer_{field}" for field in
+                                       ("budget", "error", "errors", "action", "raw_action", "updates")}
+    """:class:`SimmerState`'s fields -> the variables they are kept under (the names logs and checkpoints use)."""
 
     def __init__(self, config: SimmerFields, cost_shape: tuple[int, ...], episode_length: int):
         super().__init__(config, cost_shape, episode_length)
-        state = simmer_init(self.in_budget_units(config.safety_bound))
-        self.simmer_budget = Multiplier(state.budget)
-        self.simmer_error = ControllerState(state.error)
-        self.simmer_errors = ControllerState(state.errors)
-        self.simmer_action = ControllerState(state.action)
-        self.simmer_raw_action = ControllerState(state.raw_action)
-        self.simmer_updates = ControllerState(state.updates)
+        self.hold(simmer_init(self.in_budget_units(config.safety_bound)), self.STATE, logged=("budget",))
 
     @classmethod
     def wrap_env(cls, env: Env, config: Any) -> Env:
@@ -112,16 +110,10 @@ class SimmerRule(ConstraintRule):
     def update(self, violation: jax.Array, bound: jax.Array) -> None:
         c = self.config
         upper = c.safety_bound if c.simmer_upper_budget is None else c.simmer_upper_budget
-        state = SimmerState(self.simmer_budget[...], self.simmer_error[...], self.simmer_errors[...],
-                            self.simmer_action[...], self.simmer_raw_action[...], self.simmer_updates[...])
         episode_cost = self.episode_length * violation + bound
-        state = simmer_step(state, self.in_budget_units(episode_cost), self.in_budget_units(upper), c)
-        self.simmer_budget[...] = state.budget
-        self.simmer_error[...] = state.error
-        self.simmer_errors[...] = state.errors
-        self.simmer_action[...] = state.action
-        self.simmer_raw_action[...] = state.raw_action
-        self.simmer_updates[...] = state.updates
+        state = simmer_step(self.held(SimmerState, self.STATE), self.in_budget_units(episode_cost),
+                            self.in_budget_units(upper), c)
+        self.store(state, self.STATE)
 
     def act(self, action: jax.Array) -> jax.Array:
         budget = jnp.broadcast_to(self.simmer_budget[...], action.shape[:-1] + (1,)).astype(action.dtype)

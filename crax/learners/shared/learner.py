@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.env import Env
-from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier
+from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier, logged_values
 from crax.learners.shared.config import RunConfig
 from crax.learners.shared.networks import Normalizer
 
@@ -139,9 +139,7 @@ class Learner(nnx.Module):
 
     def multipliers(self) -> dict[str, jax.Array]:
         """The rule's logged values by name, and any :class:`Multiplier` the learner keeps itself (for logging)."""
-        own = {k: v[...] for k, v in vars(self).items()
-               if isinstance(v, Multiplier) and not isinstance(v, ControllerState)}
-        return {**(self.rule.values() if self.rule is not None else {}), **own}
+        return {**(self.rule.values() if self.rule is not None else {}), **logged_values(self)}
 
     def penalty(self, variable: Multiplier) -> jax.Array:
         """A multiplier's value as a constant of the loss."""
