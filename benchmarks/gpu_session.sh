@@ -55,15 +55,15 @@ BENCH="--envs PointGoal1 PointPush1 PointGoal3 SafetyPointGoal1-v0 AntVelocity1 
 el "phase B"
 ( python3 benchmarks/bench_envs.py $BENCH --repeats 1 > $L/warm_bench.log 2>&1
   python3 benchmarks/train_throughput.py --iterations 1 > $L/warm_tp.log 2>&1; el warm done >> $L/warm_bench.log ) &
-TR="--num-envs 256 --batch-size 128 --num-minibatches 16"
+TR="$(python3 -c "from crax.cli.quick_start import batch_flags; print(batch_flags())")"  # the quick start's CPU batch
 case "${PLAN:-tables}" in
 tables)  # session 13's plan: the Point tables of docs/results.md
   python3 benchmarks/learning.py --env PointCircle1 --learners ppo ppo-lag > $L/circle.log 2>&1 &
   python3 benchmarks/learning.py --env PointButton1 --learners ppo ppo-lag > $L/button.log 2>&1 &
   python3 benchmarks/budgets.py --env PointGoal2 --total-steps 1000000 > $L/budgets.log 2>&1 &
-  ( crax sweep --learners ppo-lag ppo-pid ppo --envs PointGoal1 --safety-bounds 15 25 35 --num-seeds 3 --total-steps 6e5 --num-envs 256 --batch-size 128 --num-minibatches 16 --out sweeps/bounds \
+  ( crax sweep --learners ppo-lag ppo-pid ppo --envs PointGoal1 --safety-bounds 15 25 35 --num-seeds 3 --total-steps 6e5 $TR --out sweeps/bounds \
     && crax table sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1 && crax plot sweeps/bounds --out benchmarks/results/sweep_bounds_PointGoal1.png ) > $L/sweep.log 2>&1 &
-  ( F="--total-steps 6e5 --num-seeds 3 --num-envs 256 --batch-size 128 --num-minibatches 16"
+  ( F="--total-steps 6e5 --num-seeds 3 $TR"
     crax curriculum ppo-lag --env PointGoal $F --run-dir runs/curriculum > $L/curriculum.log 2>&1 &
     crax train ppo-lag --env PointGoal3 $F --run-dir runs/direct > $L/direct.log 2>&1 &
     wait; python3 benchmarks/compare_runs.py --runs curriculum=runs/curriculum direct=runs/direct --out curriculum_PointGoal3 >> $L/direct.log 2>&1 ) &

@@ -16,6 +16,7 @@ import mujoco
 
 from crax import bench_ceiling
 from crax.core import physics as physics_impl
+from crax.core import stepping
 from crax.core.env import wrap_for_training
 from crax.devices import xla_options
 from crax.devices.settings import Physics
@@ -109,10 +110,10 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     ``ceiling``, the C MuJoCo ceiling (:class:`crax.bench_ceiling.Ceiling`: ``mujoco.rollout`` of the
     env's model from the same reset states, one thread per core, in env steps/s). The physics and
     the ceiling step what the env steps: its physics model, the scene without its inert bodies
-    (:mod:`crax.core.inert`).
+    (:mod:`crax.core.physics_model`).
 
-    The batch is spread over the devices (:func:`crax.devices.sharding.per_device`), except on
-    ``physics="warp"``, which runs on one (its batch shares one contact buffer).
+    The batch is spread over the devices (:func:`crax.devices.sharding.per_device`), except on a
+    physics that steps a batch on one device (:func:`crax.core.physics.single_device`).
 
     The env, the physics and the ceiling calls alternate (``repeats`` of each, after one warm-up
     call each), and the fastest of each is kept: a load that comes and goes on a shared machine
@@ -126,7 +127,7 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     if ceiling and (why := bench_ceiling.unavailable()):
         raise RuntimeError(f"no C MuJoCo ceiling: {why}")
     steps = steps or int(min(1000, max(20, 200_000 // num_envs)))
-    physics = env.physics_model  # what the env steps: its scene without the inert bodies (crax.core.inert)
+    physics = env.physics_model  # what the env steps: its scene without the inert bodies (crax.core.physics_model)
     model, skip = physics.mjx_model, env.body.frame_skip
 
     def env_rollout(state, key):
@@ -140,12 +141,13 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
         def body(d, k):
             a = jax.random.uniform(k, (local, env.action_size), minval=-1.0, maxval=1.0)
             d = d.replace(ctrl=jax.vmap(env.body.ctrl)(a))
-            d = jax.lax.scan(lambda d, _: (jax.vmap(physics_impl.step, (None, 0))(model, d), None), d, None, skip)[0]
+            d = jax.lax.scan(lambda d, _: (jax.vmap(stepping.step, (None, 0))(model, d), None), d, None, skip)[0]
             return d, None
 
         return jax.lax.scan(body, data, jax.random.split(key, steps))[0]
 
-    if env.physics == "warp":  # one device: the batch shares Warp's contact buffer (crax.core.physics)
+    one_device = physics_impl.single_device(env.physics)
+    if one_device:
         (env_fn, local), physics_fn = (env_rollout, num_envs), physics_rollout
     else:
         env_fn, local = per_device(env_rollout, num_envs)
@@ -156,7 +158,7 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
     # the training stack carries MuJoCo's state and what the step reads (crax.core.env.PackedState);
     # bare MJX carries every field of its Data
     data = jax.jit(jax.vmap(physics.physics_data))(state.data)
-    if env.physics != "warp":
+    if not one_device:
         state, data = shard_batch(state, num_envs), shard_batch(data, num_envs)
     env_c, compile_s = _compile(env_fn, state, key)
     phys_c, _ = _compile(physics_fn, data, key)
@@ -199,18 +201,19 @@ def time_calls(fn, *args, repeats: int) -> float:
 
 def physics_note(env: TaskEnv) -> str:
     """The line under ``crax bench``'s table saying which model its physics and C MuJoCo columns step,
-    where the env's physics model leaves bodies of its scene out (:mod:`crax.core.inert`); "" otherwise."""
+    where the env's physics model leaves bodies of its scene out (:mod:`crax.core.physics_model`); "" otherwise."""
     inert, m = env.physics_model.inert, env.mj_model
     if not inert:
         return ""
     return (f"physics and C MuJoCo step the env's physics model: {m.nbody - len(inert)} of the scene's {m.nbody} "
             f"bodies ({len(inert)} mocap bodies that neither collide nor take part in the dynamics are left out, "
-            f"as the env steps it; crax.core.inert)")
+            f"as the env steps it; crax.core.physics_model)")
 
 
 def bench_devices(physics: str = "jax") -> list:
-    """The devices :func:`bench` spreads a batch over: all of them, or the first on ``physics="warp"``."""
-    return jax.devices()[:1] if physics == "warp" else jax.devices()
+    """The devices :func:`bench` spreads a batch over: all of them, or the first for a physics that steps
+    a batch on one device (:func:`crax.core.physics.single_device`)."""
+    return jax.devices()[:1] if physics_impl.single_device(physics) else jax.devices()
 
 
 def format_table(env_id: str, rows: list[BenchRow], physics: str = "jax") -> str:
@@ -254,7 +257,7 @@ def row_record(env_id: str, env: TaskEnv, row: BenchRow, *, load: float, sitting
         "physics": physics,
     }
     if env.mj_model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
-        record["rk4_stages"] = physics_impl.rk4_stages()
+        record["rk4_stages"] = stepping.rk4_stages()
     if row.ceiling_steps_per_s is not None and row.ceiling_ratio is not None:
         record.update(ceiling_steps_per_s=round(row.ceiling_steps_per_s), ceiling_ratio=round(row.ceiling_ratio, 3),
                       ceiling_threads=row.ceiling_threads, ceiling_stopped=row.ceiling_stopped)

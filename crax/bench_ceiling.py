@@ -1,7 +1,7 @@
 """The C MuJoCo ceiling of ``crax bench``: MuJoCo's own threaded batched rollout of an env's model.
 
 ``mujoco.rollout`` steps the env's compiled physics model (``env.physics_model.mj_model``: the scene
-without its inert bodies, :mod:`crax.core.inert`; what the env's MJX step runs) in C,
+without its inert bodies, :mod:`crax.core.physics_model`; what the env's MJX step runs) in C,
 one thread per core, from the same batch of states the crax bench starts from, under random
 actions drawn as the crax bench draws them and held for each env step's ``frame_skip`` physics
 steps. Its rate, in env steps/s, is what the physics alone costs on the host's CPU cores without
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
-from crax.core.inert import PackedData
+from crax.core.physics_model import PackedData
 from crax.suites.task_env import TaskEnv
 
 FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -82,12 +82,12 @@ class Ceiling:
 
     Every env is rolled ``steps`` env steps (``steps × frame_skip`` physics steps) from its state
     (full physics state, warm-start accelerations and mocap poses taken from ``data``, a batch of
-    the scene's ``Data`` or of a training stack's :class:`~crax.core.inert.PackedData`), with the
+    the scene's ``Data`` or of a training stack's :class:`~crax.core.physics_model.PackedData`), with the
     actions ``actions`` (N, steps, action_size) in [-1, 1] (default: uniform, as the crax bench draws
     them) mapped to controls by the body's ``ctrl`` and held for each env step. ``threads`` defaults
     to one per core. Use as a context manager, or call :meth:`close`, to stop the thread pool.
 
-    The model is the one the env steps, its physics model (:mod:`crax.core.inert`); ``whole_scene``
+    The model is the one the env steps, its physics model (:mod:`crax.core.physics_model`); ``whole_scene``
     rolls out the scene's model instead, inert bodies included (the same trajectories, for comparison).
     """
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from crax.core import palette
 from crax.core.env import Env, State
-from crax.core.inert import PackedData
+from crax.core.physics_model import PackedData
 from crax.devices import xla_options
 from crax.devices.distributed import is_key
 
@@ -244,7 +244,7 @@ _FIELDS = ("qpos", "qvel", "act", "mocap_pos", "mocap_quat")
 
 def _frame_fields(env: Env, data: Any) -> dict[str, Any]:
     """The :data:`_FIELDS` of ``data``: the scene's ``Data``, or a training stack's
-    :class:`~crax.core.inert.PackedData` (its mocap poses are the scene's again)."""
+    :class:`~crax.core.physics_model.PackedData` (its mocap poses are the scene's again)."""
     if isinstance(data, PackedData):
         model: Any = getattr(env.unwrapped, "physics_model", None)
         if model is None:

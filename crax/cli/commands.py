@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from crax.devices import startup
-from crax.devices.settings import Physics
+from crax.devices.settings import PHYSICS_HELP, Physics
 
 USAGE = """crax: safe reinforcement learning on MuJoCo MJX.
 
@@ -84,8 +84,7 @@ class BenchCmd:
     """Steps per timed call (default: about 200k env steps, between 20 and 1000)."""
     repeats: int = 3
     """Timed calls per N; the best is reported."""
-    physics: Physics = "jax"
-    """MJX implementation: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, one device; pip install 'crax[warp]')."""
+    physics: Annotated[Physics, tyro.conf.arg(help=f"{PHYSICS_HELP}.")] = "jax"
     ceiling: bool = True
     """Measure the C MuJoCo ceiling; --no-ceiling skips it (it rolls every env out on the CPU's cores)."""
 

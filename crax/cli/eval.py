@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from crax.cli.common import fail
-from crax.devices.settings import Physics
+from crax.devices.settings import PHYSICS_HELP, Physics
 from crax.learners.shared.config import EVAL_POLICIES, EvalPolicy
 from crax.runs.evaluation import eval_video, evaluate
 
@@ -36,8 +36,7 @@ class EvalArgs:
     """Video width in pixels."""
     height: int = 480
     """Video height in pixels."""
-    physics: Physics | None = None
-    """MJX implementation to evaluate on: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU; pip install 'crax[warp]'); default: the run's."""
+    physics: Annotated[Physics | None, tyro.conf.arg(help=f"{PHYSICS_HELP}; default: the run's.")] = None
 
 
 def eval_main(argv: list[str]) -> None:

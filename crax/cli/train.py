@@ -16,7 +16,7 @@ import tyro
 
 from crax.cli.common import Steps, fail
 from crax.devices import distributed
-from crax.devices.settings import Physics
+from crax.devices.settings import PHYSICS_HELP, Physics
 from crax.learners import presets
 from crax.learners.on_policy.trainer import EVAL_POLICIES
 from crax.learners.shared.learner import Learner
@@ -103,8 +103,7 @@ COMPONENT_FLAGS: tuple = (
 
 PHYSICS_FLAG: tuple = (
     "physics", Annotated[Physics, tyro.conf.arg(
-        help="MJX implementation that steps the env: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, one "
-             "device; pip install 'crax[warp]'). Recorded in the run's env_kwargs when not jax.")],
+        help=f"{PHYSICS_HELP}. Recorded in the run's env_kwargs when not jax.")],
     dataclasses.field(default="jax"))
 """``--physics`` (:mod:`crax.core.physics`)."""
 

@@ -6,7 +6,7 @@ Warp implementation keeps one buffer for the whole batch: the first ``nacon`` sl
 contacts MuJoCo Warp found (``dist`` below the pair's margin), each naming its env
 (``contact__worldid``). :func:`count` reduces either over bins that the caller assigns to the
 contacts: on Warp once for the whole batch, every env then taking its own row
-(:func:`crax.core.physics.world_index`), so an env's cost reads no more than its share of the buffer.
+(:func:`crax.core.batch.world_index`), so an env's cost reads no more than its share of the buffer.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Literal
 import jax
 import jax.numpy as jnp
 
-from crax.core import physics
+from crax.core.batch import world_index
 from crax.core.mjx import mjx
 
 Bins = Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
@@ -52,7 +52,7 @@ def count(data: mjx.Data, bins: Bins, n: int, reduce: Literal["add", "max"] = "a
     listed = jnp.arange(slots) < impl.nacon[0]
     dist = jnp.where(listed, impl.contact__dist, jnp.inf)
     geom = jnp.where(listed[:, None], impl.contact__geom, -1)
-    world, worlds = physics.world_index()
+    world, worlds = world_index()
     owner = jnp.where(listed, impl.contact__worldid, worlds)
     where, value = bins(dist, geom)
     table = getattr(jnp.zeros((worlds + 1) * (n + 1), value.dtype).at[owner * (n + 1) + where], reduce)(value)

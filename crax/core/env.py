@@ -7,7 +7,7 @@ stack is built by :func:`wrap_for_training`::
     AutoReset(Vmap(EpisodeStats(PackedState(env)), num_envs))
 
 `PackedState` carries each env's physics as its physics model's state (``state.data`` a
-:class:`~crax.core.inert.PackedData`), `EpisodeStats` accumulates per-env episodic
+:class:`~crax.core.physics_model.PackedData`), `EpisodeStats` accumulates per-env episodic
 return/cost/length, `Vmap` batches, and `AutoReset` swaps finished envs for freshly reset ones (a
 new layout each episode) while keeping the true final observation in ``info["final_obs"]``.
 """
@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from crax.core import physics
-from crax.core.inert import STATE_FIELDS, PackedData, PhysicsModel
+from crax.core.batch import ENV_AXIS, select
 from crax.core.mjx import mjx
+from crax.core.physics_model import STATE_FIELDS, PackedData, PhysicsModel
 
 
 @struct.dataclass
@@ -33,7 +33,7 @@ class State:
 
     Attributes:
       data: MJX physics state: the scene's ``mjx.Data``; in a training stack (under
-        :class:`PackedState`) a :class:`~crax.core.inert.PackedData`.
+        :class:`PackedState`) a :class:`~crax.core.physics_model.PackedData`.
       obs: observation, shape ``(observation_size,)`` (batched: ``(N, observation_size)``).
       reward: float32 reward of the last step.
       cost: float32 constraint cost of the last step (sum of the ``metrics["cost/*"]`` terms).
@@ -188,13 +188,13 @@ class EpisodeStats(Wrapper):
 
 
 class PackedState(Wrapper):
-    """Carries an unbatched env's physics state as a :class:`~crax.core.inert.PackedData`: of the physics
-    model's ``Data``, MuJoCo's state (:data:`~crax.core.inert.STATE_FIELDS`) and the fields the env's
+    """Carries an unbatched env's physics state as a :class:`~crax.core.physics_model.PackedData`: of the physics
+    model's ``Data``, MuJoCo's state (:data:`~crax.core.physics_model.STATE_FIELDS`) and the fields the env's
     step reads of the state it is given (``env.step_reads``), and the inert bodies' mocap poses
     (docs/DECISIONS.md, decisions 73 and 74).
 
     The wrapped env resets and steps the scene's ``Data`` as ever; this wrapper packs what it returns
-    and unpacks (:meth:`~crax.core.inert.PhysicsModel.unpack`) what it is given, inside the same
+    and unpacks (:meth:`~crax.core.physics_model.PhysicsModel.unpack`) what it is given, inside the same
     traced step, where XLA keeps of the scene's ``Data`` only what the step reads and computes the
     fields left out again. Batched, auto-reset's select, its pool and the rollout's carry then move
     17 arrays an env instead of ~90 (PointGoal1). Everything but ``state.data`` is the wrapped env's.
@@ -244,22 +244,16 @@ class Vmap(Wrapper):
 
     ``reset`` takes one key (split into ``num_envs``) or a batch of ``num_envs`` keys.
 
-    ``worlds`` is how many envs step together where this batch is itself vmapped once more (the
-    learners' seeds: ``num_seeds * num_envs``); default ``num_envs``. A ``physics="warp"`` env
-    sizes the contact buffer its batch shares for that many (:func:`crax.core.physics.batch`). Its
-    vmap is named :data:`crax.core.physics.ENV_AXIS`, and a vmap of this batch must be named
-    :data:`~crax.core.physics.BATCH_AXIS`: a Warp env finds its own contacts in the shared buffer
-    by its index in those (:func:`crax.core.physics.world_index`).
+    Its vmap is named :data:`crax.core.batch.ENV_AXIS`, and a vmap of this batch must be named
+    :data:`~crax.core.batch.BATCH_AXIS` (the learners' seeds): a physics whose batch shares buffers
+    sizes them for, and finds each env in them by, those named axes (:func:`crax.core.batch.world_index`).
     """
 
-    def __init__(self, env: Env, num_envs: int, worlds: int | None = None):
+    def __init__(self, env: Env, num_envs: int):
         super().__init__(env)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if worlds is not None and worlds < num_envs:
-            raise ValueError(f"worlds must be >= num_envs ({num_envs}), got {worlds}")
         self.num_envs = int(num_envs)
-        self.worlds = int(worlds or num_envs)
 
     def reset(self, key: jax.Array) -> State:
         batch = key_batch_size(key)
@@ -267,14 +261,13 @@ class Vmap(Wrapper):
             raise ValueError(f"reset got a batch of {batch} keys for {self.num_envs} envs (num_envs); pass one "
                              f"key or {self.num_envs}")
         keys = key if batch is not None else jax.random.split(key, self.num_envs)
-        with physics.batch(self.worlds):
-            return jax.vmap(self.env.reset, axis_name=physics.ENV_AXIS)(keys)
+        return jax.vmap(self.env.reset, axis_name=ENV_AXIS)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
         expected = (self.num_envs, self.env.action_size)
         if tuple(action.shape) != expected:
             raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
-        return jax.vmap(self.env.step, axis_name=physics.ENV_AXIS)(state, action)
+        return jax.vmap(self.env.step, axis_name=ENV_AXIS)(state, action)
 
 
 class AutoReset(Wrapper):
@@ -348,14 +341,14 @@ class AutoReset(Wrapper):
         def refill(pool: dict) -> dict:
             split = jax.vmap(jax.random.split)(keys)  # [:, 1] starts the next episode, [:, 0] is the next key
             fresh = {**self._pack(self.env.reset(split[:, 1]), pool["info"]), "key": split[:, 0]}
-            return physics.select(~ready, fresh, pool)
+            return select(~ready, fresh, pool)
 
         need = jnp.any(done & ~ready) | (jnp.sum(~ready) >= refill_at)
         pool = jax.lax.cond(need, refill, lambda p: p, pool)
         ready = ready | need
         # A select on every step, not a lax.cond on any env finishing: XLA copies the whole state that
         # a conditional's other branch passes through, which cost more than the select (docs/performance.md).
-        new = physics.select(done, pool, {**self._pack(state, pool["info"]), "key": keys})
+        new = select(done, pool, {**self._pack(state, pool["info"]), "key": keys})
         info = {**state.info, **new["info"], "autoreset_key": new["key"],
                 "autoreset_pool": pool, "autoreset_ready": ready & ~done}
         return state.replace(data=new["data"], obs=new["obs"], info=info)
@@ -364,53 +357,3 @@ class AutoReset(Wrapper):
 def wrap_for_training(env: Env, num_envs: int) -> Env:
     """The standard batched stack: packed physics state, episode statistics, vmap, auto-reset."""
     return AutoReset(Vmap(EpisodeStats(PackedState(env)), num_envs))
-
-
-class SauteBudget(Wrapper):
-    """Saute's safety-budget state augmentation (Sootla et al., 2022) for one unbatched env.
-
-    The budget is the discounted equivalent of the episodic bound d over the episode length T
-    (docs/SPEC.md section 7, decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted
-    cost of spending d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
-    ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
-    reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The
-    true reward and cost stay visible to an inner :class:`EpisodeStats` (wrap it inside this
-    wrapper); the unclipped budget is reported in ``metrics["saute/budget"]``.
-    """
-
-    def __init__(self, env: Env, safety_bound: float = 25.0, discount: float = 0.99, penalty: float = -1.0,
-                 max_budget: float = 3.0):
-        super().__init__(env)
-        if not safety_bound > 0:
-            raise ValueError(f"SauteBudget needs a positive safety_bound, got {safety_bound!r}")
-        if not 0.0 < discount <= 1.0:
-            raise ValueError(f"SauteBudget discount must lie in (0, 1], got {discount!r}")
-        if not max_budget > 0:
-            raise ValueError(f"SauteBudget max_budget must be > 0, got {max_budget!r}")
-        self.safety_bound = float(safety_bound)
-        self.discount = float(discount)
-        self.penalty = float(penalty)
-        self.max_budget = float(max_budget)
-        horizon = env.episode_length
-        spread = 1.0 if discount == 1.0 else (1.0 - discount**horizon) / ((1.0 - discount) * horizon)
-        self.discounted_bound = self.safety_bound * spread
-        """d_γ: the budget in units of discounted cost."""
-
-    def _augment(self, state: State, z: jax.Array) -> State:
-        seen = jnp.clip(z, 0.0, self.max_budget)
-        obs = jnp.concatenate([state.obs, seen[..., None].astype(state.obs.dtype)], axis=-1)
-        return state.replace(
-            obs=obs,
-            info={**state.info, "saute_budget": z},
-            metrics={**state.metrics, "saute/budget": z},
-        )
-
-    def reset(self, key: jax.Array) -> State:
-        return self._augment(self.env.reset(key), jnp.ones((), jnp.float32))
-
-    def step(self, state: State, action: jax.Array) -> State:
-        z = state.info["saute_budget"]
-        state = self.env.step(state.replace(obs=state.obs[..., :-1]), action)
-        z = (z - state.cost / self.discounted_bound) / self.discount
-        state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
-        return self._augment(state, z)

@@ -14,7 +14,7 @@ import mujoco
 with contextlib.redirect_stdout(io.StringIO()):
     import mujoco.mjx as mjx
     from mujoco.mjx._src import forward as mjx_forward  # its RK4 parts (crax.core.physics)
-    from mujoco.mjx._src import math as mjx_math  # the kinematics of bodies it does not step (crax.core.inert)
+    from mujoco.mjx._src import math as mjx_math  # the kinematics of bodies it does not step (crax.core.physics_model)
     from mujoco.mjx._src import scan as mjx_scan
     from mujoco.mjx._src import support as mjx_support
     from mujoco.mjx.warp import types as _warp_types

@@ -22,6 +22,10 @@ Physics = Literal["jax", "warp"]
 PHYSICS: tuple[Physics, ...] = typing.get_args(Physics)
 """Valid values of ``physics``, in the order of :data:`Physics`."""
 
+PHYSICS_HELP = ("MJX implementation that steps the env: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU, "
+                "one device; pip install 'crax[warp]')")
+"""What ``physics`` picks, for ``crax.make``'s parameter table and the commands' ``--physics``."""
+
 _SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
@@ -72,7 +76,7 @@ XLA_OPTIONS = _switch("CRAX_XLA_OPTIONS", "crax's XLA options on a CPU, {'xla_cp
 RK4_STAGES = EnvVar(
     "CRAX_RK4_STAGES", "unrolled", "how an RK4 model's steps are compiled", ("unrolled", "rolled"),
     "must be one of unrolled, rolled: unrolled is MJX's own RK4 step, rolled runs its forward passes in one "
-    "loop (the same arithmetic, faster to compile)", "crax.core.physics.rk4_stages (when a step is traced)")
+    "loop (the same arithmetic, faster to compile)", "crax.core.stepping.rk4_stages (when a step is traced)")
 
 DISABLE_PLUGIN_AUTOLOAD = EnvVar(
     "CRAX_DISABLE_PLUGIN_AUTOLOAD", "0", "load only crax's built-in plugin, not the installed ones",

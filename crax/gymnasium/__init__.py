@@ -11,7 +11,7 @@
     envs = crax.gymnasium.make("PointGoal1", safety_gymnasium=True)   # step -> (obs, r, cost, term, trunc, info)
 
 :class:`CraxEnv` and :class:`CraxVectorEnv` wrap any crax :class:`crax.Env` (e.g. one with a
-:class:`crax.core.env.SauteBudget`); the vector env autoresets on the next step, as Gymnasium's own
+:class:`crax.learners.shared.budget_envs.SauteBudget`); the vector env autoresets on the next step, as Gymnasium's own
 vector envs, or on the same step (``autoreset_mode=AutoresetMode.SAME_STEP``; its docstring has
 the ``final_obs``/``final_info`` layout). :mod:`crax.gymnasium.safety` is the one-import-change
 replacement for ``safety_gymnasium``; :mod:`crax.gymnasium.sb3` is a Stable-Baselines3 ``VecEnv``

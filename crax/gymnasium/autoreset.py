@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 from gymnasium.vector import AutoresetMode
 
+from crax.core.batch import select
 from crax.core.env import AutoReset, Env, State, Vmap, Wrapper
-from crax.core.physics import select
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 """The autoreset modes the vector env offers; the first is the default."""

@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from crax.core import physics
+from crax.core.batch import BATCH_AXIS, map_per_env
 from crax.core.env import Env, State
 from crax.devices import xla_options
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
@@ -112,8 +112,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
         one = batched_stack(self.env, 1, self.autoreset_mode)
 
         def reset(keys: jax.Array) -> State:
-            with physics.batch(self.num_envs):  # the one-env stacks step as one batch (a Warp env's contact buffer)
-                return physics.map_per_env(lambda x: x[:, 0], jax.vmap(one.reset, axis_name=physics.BATCH_AXIS)(keys))
+            return map_per_env(lambda x: x[:, 0], jax.vmap(one.reset, axis_name=BATCH_AXIS)(keys))
 
         return xla_options.jit(reset)
 

@@ -2,9 +2,9 @@
 
 Since the training stack stopped carrying the inert scene bodies (docs/DECISIONS.md, decision 73), it
 carries each env's physics state as a
-:class:`~crax.core.inert.PackedData` (``env/data/physics/qpos``, ``env/data/mocap_pos``...), where
+:class:`~crax.core.physics_model.PackedData` (``env/data/physics/qpos``, ``env/data/mocap_pos``...), where
 checkpoints written before it hold the scene's ``Data`` (``env/data/qpos``...). :func:`packed_data`
-packs those as the stack would have (:meth:`~crax.core.inert.PhysicsModel.pack`, which an unpack
+packs those as the stack would have (:meth:`~crax.core.physics_model.PhysicsModel.pack`, which an unpack
 inverts to the bit), so a run interrupted before the change resumes where it stopped. Since then the
 stack carries only MuJoCo's state and the fields its step reads of the physics model's ``Data``, to
 keep it small (decision 74); a checkpoint holding more (every field, as the first packed stacks and an
@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from crax.core.env import Env
-from crax.core.inert import PhysicsModel
+from crax.core.physics_model import PhysicsModel
 from crax.runs.checkpoint import Upgrade, leaf_name
 
 _PROBE = "qpos"  # a field every Data has: where it is stored, a Data is
@@ -28,7 +28,7 @@ _PROBE = "qpos"  # a field every Data has: where it is stored, a Data is
 
 def packed_data(envs: Sequence[Env]) -> Upgrade | None:
     """The upgrade of checkpoints holding the scene's ``Data`` of one of ``envs`` (a run's envs, one
-    per curriculum stage) to :class:`~crax.core.inert.PackedData`; None when no env has a physics
+    per curriculum stage) to :class:`~crax.core.physics_model.PackedData`; None when no env has a physics
     model (nothing was ever packed). A stored ``Data`` is packed with the env whose scene it fits;
     one that fits none is left for the template's check to name."""
     models = [(env, model) for env in envs

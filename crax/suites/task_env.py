@@ -14,13 +14,14 @@ import mujoco
 import numpy as np
 from flax import nnx
 
-from crax.core import origins, scene
+from crax.core import origins, scene, stepping
 from crax.core import physics as physics_impl
+from crax.core.batch import check_batch
 from crax.core.context import Context
 from crax.core.env import Env, State
-from crax.core.inert import STATE_FIELDS, PackedData, PhysicsModel, field_name
 from crax.core.mjx import mjx
 from crax.core.params import TaskParam
+from crax.core.physics_model import STATE_FIELDS, PackedData, PhysicsModel, field_name
 from crax.core.reads import read_leaves
 from crax.devices import lapack
 from crax.suites import checks
@@ -74,18 +75,16 @@ class TaskEnv(Env):
     replaces the state) with ``metrics["env/nonfinite_state"]`` 1 and its observation, reward,
     cost and metrics zeroed.
 
-    ``physics`` picks the MJX implementation that steps the model (:mod:`crax.core.physics`):
-    ``"jax"`` (the default) or ``"warp"``, MJX's Warp implementation, which needs ``warp-lang``
-    (``pip install 'crax[warp]'``) and a CUDA GPU or the CPU. A model feature Warp does not implement,
-    or a component that reads the JAX implementation's own fields, is a ValueError naming the env.
+    ``physics`` picks the MJX implementation that steps the model (:mod:`crax.core.physics`, which
+    names the choices, what each needs, and refuses a model or component an implementation cannot
+    run with a ValueError naming the env).
     """
 
     def __init__(self, suite: Suite, *, episode_length: int | None = None, constraints: Sequence = (),
                  sensors: Sequence = (), physics: str = "jax", solver_iterations: int | None = None,
                  ls_iterations: int | None = None):
         self.physics = physics_impl.check(physics)
-        if physics == "warp":
-            physics_impl.require_warp()  # before the model is built: a missing package is found at once
+        physics_impl.require(physics)  # before the model is built: a missing package is found at once
         if episode_length is None:
             episode_length = suite.episode_length
         if episode_length < 1:
@@ -143,38 +142,16 @@ class TaskEnv(Env):
         if added:
             suite.constraints.extend(constraints)
             suite.sensors.extend(sensors)
-        if self.physics == "warp":
-            self._check_warp()
+        physics_impl.check_env(self.physics, self.id, lambda: jax.eval_shape(
+            self._step, jax.eval_shape(self._reset, jax.random.key(0)), jnp.zeros(self.action_size)))
 
     def _initial_data(self, worlds: int) -> mjx.Data:
-        """The data every reset starts from; with Warp physics, one per batch size (its contact buffer
-        holds the contacts of ``worlds`` envs: :func:`crax.core.physics.make_data`)."""
-        worlds = worlds if self.physics == "warp" else 1
+        """The data every reset starts from, for a batch of ``worlds`` envs stepped together
+        (:func:`crax.core.physics.worlds`: one data per batch size on a physics whose batch shares
+        buffers, :func:`crax.core.physics.make_data`)."""
         if worlds not in self._data:
             self._data[worlds] = physics_impl.make_data(self.mj_model, self.mjx_model, self.physics, worlds)
         return self._data[worlds]
-
-    def _check_warp(self) -> None:
-        """Traces a reset and a step (:func:`jax.eval_shape`, nothing compiled) and turns a part of the
-        task that needs the JAX implementation's per-env fields (the touch sensors' contact forces) into a
-        ValueError naming the env."""
-        try:
-            state = jax.eval_shape(self._reset, jax.random.key(0))
-            jax.eval_shape(self._step, state, jnp.zeros(self.action_size))
-        except ValueError as e:
-            raise ValueError(f"{self.id} cannot run on physics='warp': {e}") from None
-
-    def _check_worlds(self, data: mjx.Data) -> None:
-        """A Warp step's contact buffer must hold the contacts of the envs it steps with, which its
-        contact reads tell apart by crax's named vmaps (:func:`crax.core.physics.world_index`)."""
-        per_world = int(self._data0._impl.naconmax)  # pyright: ignore[reportAttributeAccessIssue]
-        slots = int(data._impl.contact__dist.shape[0])  # pyright: ignore[reportAttributeAccessIssue]
-        _, worlds = physics_impl.world_index()
-        if slots != per_world * worlds:
-            raise ValueError(f"{self.id} on physics='warp' steps in a batch of {worlds} envs by crax's vmaps, but its "
-                             f"state's contact buffer was made for {slots / per_world:g}: batch a Warp env with "
-                             "crax.core.env.Vmap (Vmap(env, n, worlds=) when that batch is vmapped once more, the vmap "
-                             f"named {physics_impl.BATCH_AXIS!r})")
 
     def _check_outputs(self, components: list[tuple[str, Any]]) -> None:
         """Traces every constraint and sensor, the suite's own and the added ones, on a reset-like
@@ -242,11 +219,11 @@ class TaskEnv(Env):
         any trace it compiles, which is faster too: op by op, PointGoal1's first reset measured 45 s
         and every step 9 s, against 11 s and 10 s to compile each once. The recording holds the
         TaskParam values as constants, so a new value (``nnx.update(env.suite, ...)``) makes a new one;
-        with Warp physics, so does a reset for another batch size (:meth:`_initial_data`).
+        so does a reset for another batch size on a physics whose batch shares buffers (:meth:`_initial_data`).
         """
         values = jax.tree.leaves(nnx.state(self.suite, TaskParam))
         try:
-            fingerprint = (physics_impl.worlds_per_batch() if self.physics == "warp" else 1,
+            fingerprint = (physics_impl.worlds(self.physics),
                            *(np.asarray(v).tobytes() for v in values))
         except jax.errors.TracerArrayConversionError:  # values set inside a trace: no recording
             return self._reset, self._step
@@ -287,10 +264,10 @@ class TaskEnv(Env):
 
     @functools.cached_property
     def step_reads(self) -> frozenset[str]:
-        """The ``Data`` fields beyond MuJoCo's state (:data:`crax.core.inert.STATE_FIELDS`) that a step
+        """The ``Data`` fields beyond MuJoCo's state (:data:`crax.core.physics_model.STATE_FIELDS`) that a step
         reads of the state it is given: what the suite's ``transition`` reads of ``before`` and its
         ``substep`` of the data it readies (the physics step itself reads MuJoCo's state only), by name
-        (:func:`crax.core.inert.field_name`). Found by tracing the two without the physics
+        (:func:`crax.core.physics_model.field_name`). Found by tracing the two without the physics
         (:func:`crax.core.reads.read_leaves`: certain where it says a field is not read). A training
         stack carries these and MuJoCo's state of each env, and no other field
         (:class:`crax.core.env.PackedState`)."""
@@ -309,7 +286,7 @@ class TaskEnv(Env):
 
     def _reset(self, key: jax.Array, forward_pass: bool = True) -> State:
         key, task_key = jax.random.split(key)
-        data0 = self._initial_data(physics_impl.worlds_per_batch())
+        data0 = self._initial_data(physics_impl.worlds(self.physics))
         data, task = self.suite.init_task(self.mjx_model, data0, task_key)
         if forward_pass:  # False only in state_shapes' trace
             data = mjx.forward(self.mjx_model, data)
@@ -343,7 +320,7 @@ class TaskEnv(Env):
             return physics.to_physics(self.suite.substep(self.mjx_model, scene_data, task))
 
         before = hook if type(self.suite).substep is not Suite.substep else None
-        stepped = physics_impl.substeps(physics.mjx_model, physics.to_physics(data), self.body.frame_skip,
+        stepped = stepping.substeps(physics.mjx_model, physics.to_physics(data), self.body.frame_skip,
                                         before=before, forward_after=self.suite.forward_after_step)
         return physics.from_physics(data, stepped)
 
@@ -352,8 +329,7 @@ class TaskEnv(Env):
         action = jnp.where(finite_action, action, jnp.zeros_like(action))
         before = state.data
         assert isinstance(before, mjx.Data)  # step() refused a PackedData
-        if self.physics == "warp":
-            self._check_worlds(before)
+        check_batch(before, self._data0, self.id)
         data = before.replace(ctrl=self.body.ctrl(action))
         task = state.info["task"]
 

@@ -14,6 +14,7 @@ from typing import Any
 from crax.core.params import POSITIVE_COUNT, Choice, Param, Range, check
 from crax.core.physics import PHYSICS
 from crax.devices import startup
+from crax.devices.settings import PHYSICS_HELP
 from crax.plugins.manager import registry
 from crax.suites import checks
 from crax.suites.base import Suite
@@ -25,9 +26,7 @@ from crax.tasks import compose
 ENV_PARAMETERS = {
     "episode_length": Param(Suite.episode_length, POSITIVE_COUNT,
                             "steps before an episode is truncated (the task's own where it sets one)"),
-    "physics": Param("jax", Choice(PHYSICS),
-                     "MJX implementation that steps the model: jax, or warp (NVIDIA Warp on a CUDA GPU or the CPU; "
-                     "pip install 'crax[warp]')"),
+    "physics": Param("jax", Choice(PHYSICS), PHYSICS_HELP),
     "solver_iterations": Param(None, POSITIVE_COUNT,
                                "the constraint solver's iterations per physics step (the body's own where not given)"),
     "ls_iterations": Param(None, POSITIVE_COUNT,

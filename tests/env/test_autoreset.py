@@ -15,7 +15,7 @@ import pytest
 
 import crax
 from crax.core.env import AutoReset, EpisodeStats, PackedState, Vmap
-from crax.core.inert import STATE_FIELDS, field_name
+from crax.core.physics_model import STATE_FIELDS, field_name
 from crax.objects.walls import wall_points
 from crax.sensors import pseudo_lidar
 from tests.env.conftest import POINT_GOAL1, compiled

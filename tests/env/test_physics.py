@@ -16,7 +16,7 @@ import pytest
 from flax import struct
 
 import crax
-from crax.core import physics
+from crax.core import batch, physics, stepping
 from crax.core.env import Env, State, Vmap, wrap_for_training
 from crax.core.mjx import mjx
 from crax.learners.shared.trainer import default_devices
@@ -102,18 +102,8 @@ def test_a_model_feature_warp_lacks_is_named_with_the_env(fake_warp, monkeypatch
         physics.put_model(m, "warp", "PointX1")
 
 
-def test_batch_sizes_multiply_and_end_with_their_block():
-    assert physics.worlds_per_batch() == 1
-    with physics.batch(4):
-        assert physics.worlds_per_batch() == 4
-        with physics.batch(3):
-            assert physics.worlds_per_batch() == 12
-        assert physics.worlds_per_batch() == 4
-    assert physics.worlds_per_batch() == 1
-
-
 class _CountingEnv(Env):
-    """Records the batch size each reset is traced for."""
+    """Records the batch sizes each reset is traced for: on Warp physics and on JAX physics."""
 
     seen: list[int]
 
@@ -121,7 +111,7 @@ class _CountingEnv(Env):
         self.seen = []
 
     def reset(self, key):
-        self.seen.append(physics.worlds_per_batch())
+        self.seen.append((physics.worlds("warp"), physics.worlds("jax")))
         z = jnp.zeros(())
         return State(data=z, obs=jnp.zeros(1), reward=z, cost=z, done=z, truncation=z, info={}, metrics={})  # pyright: ignore[reportArgumentType]
 
@@ -133,26 +123,29 @@ class _CountingEnv(Env):
     dt = 0.1
 
 
-def test_vmap_traces_its_reset_for_its_worlds():
+def test_a_warp_reset_is_sized_for_the_envs_of_the_named_vmaps_around_it():
+    """A Warp batch's shared buffers are sized from crax's named vmaps alone (no count passed down):
+    one env outside any, Vmap's envs, and those times a vmap of the batch named BATCH_AXIS. JAX
+    physics keeps one env's data whatever the batch."""
     env = _CountingEnv()
+    env.reset(jax.random.key(0))
     Vmap(env, 3).reset(jax.random.key(0))
-    Vmap(env, 3, worlds=12).reset(jax.random.key(0))
-    assert env.seen == [3, 12]
-    with pytest.raises(ValueError, match=r"worlds must be >= num_envs \(3\), got 2"):
-        Vmap(env, 3, worlds=2)
+    jax.vmap(Vmap(env, 3).reset, axis_name=batch.BATCH_AXIS)(jax.random.split(jax.random.key(0), 4))
+    jax.vmap(Vmap(env, 3).reset)(jax.random.split(jax.random.key(0), 4))  # unnamed: not counted
+    assert env.seen == [(1, 1), (3, 1), (12, 1), (3, 1)]
 
 
 def test_world_index_numbers_the_envs_of_named_vmaps_outer_major():
     """As Warp numbers the envs of nested vmaps (``contact__worldid``): the batch axis outside the env
     axis; (0, 1) outside crax's vmaps, and an unnamed vmap adds nothing."""
     def index(_):
-        i, n = physics.world_index()
+        i, n = batch.world_index()
         return jnp.asarray(i) + 100 * n
 
     assert int(jax.jit(index)(0)) == 100
-    envs = jax.vmap(index, axis_name=physics.ENV_AXIS)
+    envs = jax.vmap(index, axis_name=batch.ENV_AXIS)
     np.testing.assert_array_equal(envs(jnp.zeros(3)), 300 + np.arange(3))
-    nested = jax.vmap(envs, axis_name=physics.BATCH_AXIS)(jnp.zeros((2, 3)))
+    nested = jax.vmap(envs, axis_name=batch.BATCH_AXIS)(jnp.zeros((2, 3)))
     np.testing.assert_array_equal(nested, 600 + np.arange(6).reshape(2, 3))
     np.testing.assert_array_equal(jax.vmap(envs)(jnp.zeros((2, 3))), 300 + np.tile(np.arange(3), (2, 1)))
 
@@ -162,7 +155,7 @@ def test_vmap_names_its_axis_for_the_env():
 
     class _Probe(_CountingEnv):
         def step(self, state, action):
-            seen.append(physics.world_index()[1])
+            seen.append(batch.world_index()[1])
             return state
 
     env = Vmap(_Probe(), 3)
@@ -193,11 +186,11 @@ def test_map_per_env_and_select_leave_the_shared_warp_fields_alone():
 
     new, old = data(1.0), data(0.0)
     done = jnp.array([True, False, True, False])
-    out = physics.select(done, new, old)
+    out = batch.select(done, new, old)
     np.testing.assert_array_equal(out.qpos[:, 0], [1, 0, 1, 0])
     np.testing.assert_array_equal(out._impl.qacc[:, 0], [1, 0, 1, 0])
     assert float(jnp.max(out._impl.contact__pos)) == 0.0 and float(out._impl.nacon[0]) == 0.0  # old's, whole
-    flat = physics.map_per_env(lambda x: x.reshape((2, 2, *x.shape[1:])), new)
+    flat = batch.map_per_env(lambda x: x.reshape((2, 2, *x.shape[1:])), new)
     assert flat.qpos.shape == (2, 2, 2) and flat._impl.qacc.shape == (2, 2, 3)
     assert flat._impl.contact__pos.shape == (10, 3) and flat._impl.nacon.shape == (1,)
     with pytest.raises((ValueError, TypeError)):  # what jax.tree.map did: the shared buffer has no env axis
@@ -292,21 +285,21 @@ forward pass either way, and a collision would only lengthen both compiles."""
 
 
 def test_rk4_stages_name_their_valid_values(monkeypatch):
-    monkeypatch.setenv(physics.RK4_STAGES_ENV, "unrolled")
-    assert physics.rk4_stages() == "unrolled"
-    monkeypatch.setenv(physics.RK4_STAGES_ENV, "loop")
+    monkeypatch.setenv(stepping.RK4_STAGES_ENV, "unrolled")
+    assert stepping.rk4_stages() == "unrolled"
+    monkeypatch.setenv(stepping.RK4_STAGES_ENV, "loop")
     with pytest.raises(ValueError, match=r"CRAX_RK4_STAGES='loop' must be one of unrolled, rolled"):
-        physics.rk4_stages()
+        stepping.rk4_stages()
 
 
 @pytest.mark.slow  # compiles two to four small programs, MJX's own steps among them
 @pytest.mark.parametrize("integrator", ["Euler", "implicitfast", "RK4"])
 def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, monkeypatch):
-    """``physics.substeps(n, before, forward_after)``, whose loop holds one forward pass (decision 64),
+    """``stepping.substeps(n, before, forward_after)``, whose loop holds one forward pass (decision 64),
     computes what ``before`` then ``mjx.step``, n times, then (``forward_after``) ``mjx.forward``
     compute, to float32 rounding (XLA may fuse the two programs' operations differently); for RK4
     with MJX's unrolled stages and with ``CRAX_RK4_STAGES=rolled`` (decision 63: the tests' setting,
-    which :func:`physics.step` follows too). ``before`` runs before every step and not before the final
+    which :func:`stepping.step` follows too). ``before`` runs before every step and not before the final
     forward pass: the final ``ctrl`` is the one it set at the last step's time, not at the end's."""
     xml = RK4_MODEL.replace('integrator="RK4"', f'integrator="{integrator}"')
     model = mjx.put_model(mujoco.MjModel.from_xml_string(xml), impl="jax")
@@ -339,11 +332,11 @@ def test_substeps_are_mjxs_steps_then_its_forward_pass(integrator, monkeypatch):
         jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * np.abs(b).max()), ours, theirs)
 
     for stages in ("unrolled", "rolled") if integrator == "RK4" else ("unrolled",):
-        monkeypatch.setenv(physics.RK4_STAGES_ENV, stages)
-        ours = rollout(lambda d: (physics.substeps(model, d, n, before=before, forward_after=True),) * 2)[0]
+        monkeypatch.setenv(stepping.RK4_STAGES_ENV, stages)
+        ours = rollout(lambda d: (stepping.substeps(model, d, n, before=before, forward_after=True),) * 2)[0]
         close(ours, theirs)
     if integrator == "RK4":  # rolled, without the forward pass after: what the Velocity tasks and crax bench run
-        ours = rollout(lambda d: (jax.lax.scan(lambda d, _: (physics.step(model, before(d)), None), d, None, n)[0],) * 2)[0]
+        ours = rollout(lambda d: (jax.lax.scan(lambda d, _: (stepping.step(model, before(d)), None), d, None, n)[0],) * 2)[0]
         close(ours, theirs_stepped)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 import crax
 from crax.core import physics
+from crax.core.batch import BATCH_AXIS
 from crax.core.env import Vmap, wrap_for_training
 
 pytest.importorskip("warp", reason="NVIDIA Warp (pip install 'crax[warp]') is not installed")
@@ -64,8 +65,8 @@ x = 3). Moving into it, its arrow facing away, it still touches at the step's la
 C MuJoCo (0.9 cm deep) and on both MJX implementations."""
 
 
-def _walled(p: str, n: int, worlds: int | None = None) -> tuple[Vmap, jax.Array]:
-    env = Vmap(crax.make("PointGoal1", physics=p), n, worlds)
+def _walled(p: str, n: int) -> tuple[Vmap, jax.Array]:
+    env = Vmap(crax.make("PointGoal1", physics=p), n)
     return env, jnp.zeros((n, env.action_size))
 
 
@@ -94,15 +95,15 @@ def test_each_env_of_a_warp_batch_counts_its_own_contacts():
 
 
 def test_a_vmapped_warp_batch_tells_its_envs_apart():
-    """A batch vmapped once more (the learners' seeds, named physics.BATCH_AXIS): Warp numbers the
+    """A batch vmapped once more (the learners' seeds, named BATCH_AXIS): Warp numbers the
     envs outer-major, and each env still finds its own contacts."""
     touching = np.array([[True, False, False], [False, False, True]])
     costs = {}
     for p in ("jax", "warp"):
-        env, zeros = _walled(p, touching.shape[1], worlds=touching.size)
+        env, zeros = _walled(p, touching.shape[1])
         keys = jax.random.split(jax.random.key(1), touching.shape[0])
-        state = _push(jax.jit(jax.vmap(env.reset, axis_name=physics.BATCH_AXIS))(keys), touching)
-        step = jax.jit(jax.vmap(env.step, (0, None), axis_name=physics.BATCH_AXIS))
+        state = _push(jax.jit(jax.vmap(env.reset, axis_name=BATCH_AXIS))(keys), touching)
+        step = jax.jit(jax.vmap(env.step, (0, None), axis_name=BATCH_AXIS))
         costs[p] = np.asarray(step(state, zeros).metrics["cost/contact"])
     np.testing.assert_array_equal(costs["warp"], costs["jax"])
     np.testing.assert_array_equal(costs["warp"], np.where(touching, 3.0, 0.0))

@@ -252,7 +252,7 @@ def test_the_substep_hook_runs_once_before_every_physics_substep(point_goal1):
 
 
 # ---------------------------------------------------------------------------------------------
-# The physics model: the scene without its inert bodies (crax.core.inert).
+# The physics model: the scene without its inert bodies (crax.core.physics_model).
 
 
 def test_the_physics_steps_the_scene_without_the_goal_and_zones(point_goal1):

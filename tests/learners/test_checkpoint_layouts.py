@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 import crax
-from crax.core.inert import PackedData
+from crax.core.physics_model import PackedData
 from crax.learners import PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import checkpoint_layouts

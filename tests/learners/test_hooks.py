@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from crax.core.env import EpisodeStats, SauteBudget, Wrapper
+from crax.core.env import EpisodeStats, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
 from crax.learners.on_policy.family import IterationBatch
 from crax.learners.on_policy.focops import focops_loss
+from crax.learners.shared.budget_envs import SauteBudget
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 

@@ -17,8 +17,7 @@ import pytest
 from flax import nnx
 
 from crax.core.early_termination import EarlyTermination, terminate_early
-from crax.core.env import Env, EpisodeStats, SauteBudget, State
-from crax.core.simmer import SimmerBudget
+from crax.core.env import Env, EpisodeStats, State
 from crax.learners import (
     CPPOPID,
     IPO,
@@ -36,6 +35,7 @@ from crax.learners import (
     TRPOSaute,
     TRPOSimmerPID,
 )
+from crax.learners.shared.budget_envs import SauteBudget, SimmerBudget
 from crax.learners.shared.networks import gaussian_kl, gaussian_log_prob
 from crax.learners.trust_region import family as trust_region
 from crax.learners.trust_region.family import PolicySpace

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from crax.core.env import Env, SauteBudget
+from crax.core.env import Env
 from crax.core.params import ranged
 from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
+from crax.learners.shared.budget_envs import SauteBudget
 from crax.learners.shared.config import positive_safety_bound
 
 
@@ -26,7 +27,7 @@ class PPOSauteConfig(PPOConfig):
 
 
 class PPOSaute(ConstrainedPPO):
-    """PPO on :class:`crax.core.env.SauteBudget` ``(env)``: observation gets clip(z, 0, z_max), reward the penalty while z < 0."""
+    """PPO on :class:`crax.learners.shared.budget_envs.SauteBudget` ``(env)``: observation gets clip(z, 0, z_max), reward the penalty while z < 0."""
 
     name: ClassVar[str] = "ppo-saute"
     Config: ClassVar[type[PPOConfig]] = PPOSauteConfig

@@ -17,7 +17,7 @@ class PPOSimmerPIDConfig(SimmerFields, OmniSafePPOConfig):
 
 
 class PPOSimmerPID(ConstrainedPPO):
-    """PPO on :class:`crax.core.simmer.SimmerBudget` with :class:`~crax.learners.rules.simmer.SimmerRule`'s budget."""
+    """PPO on :class:`crax.learners.shared.budget_envs.SimmerBudget` with :class:`~crax.learners.rules.simmer.SimmerRule`'s budget."""
 
     name: ClassVar[str] = "ppo-simmer-pid"
     Config: ClassVar[type[PPOConfig]] = PPOSimmerPIDConfig

@@ -1,6 +1,6 @@
 """Simmer's budget controller (OmniSafe's ``SimmerPIDAgent``, ``common/simmer_agent.py``) as a constraint
 rule (``ppo-simmer-pid``, ``trpo-simmer-pid``): it keeps the controlled safety budget, steps it once per
-iteration on the episode cost, and hands it to :class:`crax.core.simmer.SimmerBudget` with every action."""
+iteration on the episode cost, and hands it to :class:`crax.learners.shared.budget_envs.SimmerBudget` with every action."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import jax.numpy as jnp
 
 from crax.core.env import Env
 from crax.core.params import ranged
-from crax.core.simmer import SimmerBudget, discounted_budget
 from crax.learners.rules.rule import ConstraintRule, Multiplier
+from crax.learners.shared.budget_envs import SimmerBudget, discounted_budget
 from crax.learners.shared.config import positive_safety_bound
 
 HISTORY = 10
@@ -24,7 +24,7 @@ HISTORY = 10
 class SimmerFields:
     """The Simmer learners' fields (defaults: OmniSafe's PPOSimmerPID.yaml and TRPOSimmerPID.yaml): Saute's
     budget state, and the PID controller that moves the budget, in OmniSafe's units (an episodic cost
-    d as :func:`~crax.core.simmer.discounted_budget` of it). The controlled budget starts at
+    d as :func:`~crax.learners.shared.budget_envs.discounted_budget` of it). The controlled budget starts at
     ``safety_bound`` (OmniSafe's ``safety_budget``)."""
 
     safety_bound: float = positive_safety_bound()
@@ -81,7 +81,7 @@ def simmer_step(state: SimmerState, episode_cost: jax.Array, upper: jax.Array, g
 
 
 class SimmerRule(ConstraintRule):
-    """Simmer: ``wrap_env`` is :class:`~crax.core.simmer.SimmerBudget`; the budget (logged as
+    """Simmer: ``wrap_env`` is :class:`~crax.learners.shared.budget_envs.SimmerBudget`; the budget (logged as
     ``multiplier/simmer_budget``, in budget units) steps once per iteration by :func:`simmer_step` on the
     episode cost J = T·v + d, before the update (OmniSafe's ``control_budget`` in ``_update``); :meth:`act`
     appends it to every action."""
@@ -103,7 +103,7 @@ class SimmerRule(ConstraintRule):
                             penalty=config.saute_penalty, max_budget=config.saute_max_budget)
 
     def in_budget_units(self, episode_cost: float | jax.Array) -> jax.Array:
-        """An episodic cost as :func:`~crax.core.simmer.discounted_budget` of it, over this learner's episodes."""
+        """An episodic cost as :func:`~crax.learners.shared.budget_envs.discounted_budget` of it, over this learner's episodes."""
         return jnp.asarray(discounted_budget(episode_cost, self.config.saute_discount, self.episode_length),
                            jnp.float32)
 

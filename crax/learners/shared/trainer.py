@@ -23,8 +23,9 @@ import numpy as np
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from crax.core import physics
+from crax.core.batch import BATCH_AXIS, map_per_env
 from crax.core.env import AutoReset, Env, EpisodeStats, PackedState, State, Vmap
+from crax.core.physics import single_device
 from crax.devices import distributed, startup, xla_options
 from crax.learners.shared.config import EVAL_POLICIES
 from crax.learners.shared.learner import Learner
@@ -109,11 +110,10 @@ class BaseTrainer:
         self.config = config
         self.env = env
         single = learner_cls.wrap_env(EpisodeStats(PackedState(env)), config)
-        # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch), so
-        # it serves num_seeds × its envs at once (Vmap's worlds; a Warp env's shared contact buffer).
-        self.train_env = AutoReset(Vmap(single, config.num_envs, worlds=config.num_envs * config.num_seeds))
+        # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch)
+        self.train_env = AutoReset(Vmap(single, config.num_envs))
         self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
-        self.eval_env = Vmap(single, config.eval_envs, worlds=config.eval_envs * config.num_seeds)
+        self.eval_env = Vmap(single, config.eval_envs)
         self.observation_size = single.observation_size
         self.action_size = env.action_size
         self.episode_length = env.episode_length
@@ -121,7 +121,7 @@ class BaseTrainer:
         if self.cost_terms:
             self._check_budgets(single)
         self.graphdef = nnx.split(nnx.eval_shape(lambda: self._build(jax.random.key(0))))[0]
-        init = jax.vmap(self._init_one, axis_name=physics.BATCH_AXIS)
+        init = jax.vmap(self._init_one, axis_name=BATCH_AXIS)
         if devices is None:
             devices = default_devices(config.num_devices, env.unwrapped.physics)
         self.sharding = state_sharding(jax.eval_shape(init, self.seed_keys(jax.random.key(0))),
@@ -133,7 +133,7 @@ class BaseTrainer:
         self._init = xla_options.jit(init, out_shardings=self.sharding)
         self._run = xla_options.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
         self._compiled: dict[int, Any] = {}
-        self._eval = xla_options.jit(jax.vmap(self._evaluate_one, axis_name=physics.BATCH_AXIS))
+        self._eval = xla_options.jit(jax.vmap(self._evaluate_one, axis_name=BATCH_AXIS))
 
     # ---- what a family defines ----------------------------------------------------------------
 
@@ -264,7 +264,7 @@ class BaseTrainer:
 
         def step(s: State, ks: jax.Array):
             u, loc, scale, action = jax.vmap(act)(models, s.obs, ks, env_steps)
-            ns = physics.map_per_env(unflat, self.flat_env.step(physics.map_per_env(flat, s), flat(action)))
+            ns = map_per_env(unflat, self.flat_env.step(map_per_env(flat, s), flat(action)))
             tr = Transition(
                 obs=s.obs, u=u, logp=gaussian_log_prob(u, loc, scale), loc=loc, scale=scale,
                 reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
@@ -367,9 +367,8 @@ def default_devices(num_devices: int, physics: str = "jax") -> list[distributed.
     accelerator, and a single device on a CPU; in a multi-process run (:mod:`crax.devices.distributed`),
     the same choice on every process.
 
-    An env on ``physics="warp"`` trains on one device (0 picks the first): its batch shares one
-    contact buffer (:mod:`crax.core.physics`), which crax does not split over devices; a larger
-    ``num_devices``, or several processes, is a ValueError.
+    An env whose physics steps a batch on one device (:func:`crax.core.physics.single_device`) trains
+    on one (0 picks the first); a larger ``num_devices``, or several processes, is a ValueError.
 
     crax splits a CPU into host devices (one per core) so benchmarks can run envs data-parallel,
     but training sharded over host devices that share the same cores measured 2.5× slower than
@@ -377,9 +376,9 @@ def default_devices(num_devices: int, physics: str = "jax") -> list[distributed.
     CPU trains on one unless asked.
     """
     available = jax.local_devices()
-    if physics == "warp":
+    if single_device(physics):
         if num_devices > 1 or distributed.multiprocess():
-            raise ValueError(f"physics='warp' trains on one device; got num_devices={num_devices} over "
+            raise ValueError(f"physics={physics!r} trains on one device; got num_devices={num_devices} over "
                              f"{jax.process_count()} process(es): use num_devices 1 (or 0) in one process, or "
                              "physics='jax' to spread over devices")
         return available[:1]

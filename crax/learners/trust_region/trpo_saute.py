@@ -21,7 +21,7 @@ class TRPOSauteConfig(TrustRegionConfig, PPOSauteConfig):
 
 
 class TRPOSaute(TrustRegionPPO):
-    """TRPO on :class:`crax.core.env.SauteBudget` ``(env)``, as ``ppo-saute`` (OmniSafe's ``TRPOSaute``)."""
+    """TRPO on :class:`crax.learners.shared.budget_envs.SauteBudget` ``(env)``, as ``ppo-saute`` (OmniSafe's ``TRPOSaute``)."""
 
     name: ClassVar[str] = "trpo-saute"
     Config: ClassVar[type[PPOConfig]] = TRPOSauteConfig

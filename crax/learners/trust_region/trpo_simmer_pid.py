@@ -17,7 +17,7 @@ class TRPOSimmerPIDConfig(SimmerFields, TrustRegionConfig):
 
 
 class TRPOSimmerPID(TrustRegionPPO):
-    """TRPO on :class:`crax.core.simmer.SimmerBudget` with :class:`~crax.learners.rules.simmer.SimmerRule`'s budget."""
+    """TRPO on :class:`crax.learners.shared.budget_envs.SimmerBudget` with :class:`~crax.learners.rules.simmer.SimmerRule`'s budget."""
 
     name: ClassVar[str] = "trpo-simmer-pid"
     Config: ClassVar[type[PPOConfig]] = TRPOSimmerPIDConfig

@@ -1,4 +1,4 @@
-"""Which bodies an env's physics model leaves out, and what it writes back for them (crax.core.inert).
+"""Which bodies an env's physics model leaves out, and what it writes back for them (crax.core.physics_model).
 
 A hand-built scene, stepped by nothing: the criteria on each kind of mocap body, and the inert
 bodies' kinematics (geoms and sites off their body's origin, turned) against MuJoCo's own.
@@ -12,8 +12,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from crax.core.inert import STATE_FIELDS, PhysicsModel, field_name, inert_bodies
 from crax.core.mjx import mjx
+from crax.core.physics_model import STATE_FIELDS, PhysicsModel, field_name, inert_bodies
 
 SCENE = """
 <mujoco>

@@ -62,7 +62,7 @@ def _state_fields() -> frozenset[str]:
 STATE_FIELDS = _state_fields()
 """MuJoCo's state (``mjSTATE_INTEGRATION``) as MJX's ``Data`` holds it: the fields a physics step reads
 (``qpos``, ``qvel``, ``act``, ``qacc_warmstart``, ``ctrl``, ``mocap_pos``...); it computes every other
-field from them (tests/test_inert.py steps a scene with the others set to NaN)."""
+field from them (tests/test_physics_model.py steps a scene with the others set to NaN)."""
 
 
 def field_name(path: tuple) -> str:
