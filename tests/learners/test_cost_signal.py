@@ -59,3 +59,31 @@ def test_the_episode_signal_keeps_one_window_per_budgeted_term():
     ep = jnp.asarray([[[2.0, 8.0], [0, 0]], [[0, 0], [4.0, 10.0]], [[0, 0], [0, 0]], [[0, 0], [0, 0]]])
     v = learner_.rollout_violation(cost, ep, done)
     np.testing.assert_allclose(v, [(3.0 - 4) / T, (9.0 - 6) / T], rtol=1e-6)
+
+
+def test_a_cvar_constraint_bounds_the_worst_fraction_of_the_window():
+    """v = CVaR_α/T − d/T over the window, whatever cost_signal says: α = 0.4 of five episodes is the two worst."""
+    learner_ = learner(constraint_kind="cvar", cvar_alpha=0.4, cost_window=5)
+    v = learner_.rollout_violation(*rollout([1.0, 9.0, 3.0]))  # k = 1.2: 9 and a fifth of 3
+    assert float(v) == pytest.approx(((9.0 + 0.2 * 3.0) / 1.2 - BOUND) / T, rel=1e-6)
+    v = learner_.rollout_violation(*rollout([7.0, 2.0]))  # window [1, 9, 3, 7, 2]: k = 2
+    assert float(v) == pytest.approx((8.0 - BOUND) / T, rel=1e-6)
+
+
+def test_a_chance_constraint_weighs_the_excess_probability_in_units_of_the_bound():
+    """v = (P̂(C > d) − δ)·d/T: two of four episodes over d = 5 against δ = 0.1."""
+    learner_ = learner(constraint_kind="chance", violation_probability=0.1)
+    v = learner_.rollout_violation(*rollout([], step_cost=0.7))  # none finished yet: the rollout's mean cost
+    assert float(v) == pytest.approx(0.7 - BOUND / T)
+    v = learner_.rollout_violation(*rollout([6.0, 1.0, 5.0, 12.0]))  # 5 itself is not over
+    assert float(v) == pytest.approx((0.5 - 0.1) * BOUND / T, rel=1e-6)
+
+
+def test_a_constraint_kind_the_learner_cannot_steer_by_names_the_learners_that_can():
+    from crax.learners import CPO
+    from crax.runs.envs import trainer_for
+    from tests.learners.toy_env import ToyEnv
+
+    with pytest.raises(ValueError, match=r"learner 'cpo' bounds expected cost only, not constraint_kind='cvar' .*"
+                                         r"learners that do: .*ppo-lag"):
+        trainer_for(CPO, tiny(CPO.Config, constraint_kind="cvar"), ToyEnv())

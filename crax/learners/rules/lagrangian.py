@@ -13,6 +13,7 @@ import optax
 
 from crax.core.params import ranged
 from crax.learners.rules.rule import PenaltyRule
+from crax.learners.shared.config import CONSTRAINT_KINDS
 
 LambdaOptimizer = Literal["sgd", "adam"]
 """How the Lagrangian rule steps λ (``lambda_optimizer``)."""
@@ -55,6 +56,7 @@ class LagrangianRule(PenaltyRule):
     (:func:`lagrangian_ascent`, or :func:`lagrangian_adam` on the episode's excess T·v)."""
 
     Fields: ClassVar[type[LagrangianFields]] = LagrangianFields
+    constraint_kinds: ClassVar[tuple[str, ...]] = CONSTRAINT_KINDS
     config: LagrangianFields
     ADAM: ClassVar[dict[str, str]] = {"mu": "lambda_adam_mu", "nu": "lambda_adam_nu", "count": "lambda_adam_count"}
     """With ``adam``: its state's fields -> the variables they are kept under (checkpointed, not logged)."""

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from crax.core.params import ranged
 from crax.learners.rules.rule import PenaltyRule
+from crax.learners.shared.config import CONSTRAINT_KINDS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +98,7 @@ class PIDRule(PenaltyRule):
     rule mixes it."""
 
     Fields: ClassVar[type[PIDFields]] = PIDFields
+    constraint_kinds: ClassVar[tuple[str, ...]] = CONSTRAINT_KINDS
     config: PIDFields
     STATE: ClassVar[dict[str, str]] = {"lagrange": "lagrange", "integral": "integral", "p_ema": "p_ema",
                                        "d_ema": "d_ema", "d_history": "d_history", "updates": "pid_updates"}

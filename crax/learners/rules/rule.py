@@ -55,6 +55,9 @@ class ConstraintRule(nnx.Module):
 
     Fields: ClassVar[type[Any]] = object
     """The field group the learner's config must have (checked when the learner is built)."""
+    constraint_kinds: ClassVar[tuple[str, ...]] = ("expected",)
+    """The ``constraint_kind`` values whose violation signal the rule can steer by (a rule that only
+    reads the violation's sign and size, as a penalty weight's, takes every kind)."""
 
     def __init__(self, config: Any, cost_shape: tuple[int, ...], episode_length: int):
         if not isinstance(config, self.Fields):

@@ -16,6 +16,11 @@ from crax.core.params import check_fields, ranged
 CostSignal = Literal["rollout", "episodes"]
 """What a learner's constraint signal measures (``cost_signal``)."""
 
+ConstraintKind = Literal["expected", "chance", "cvar"]
+CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = get_args(ConstraintKind)
+"""What a learner's constraint bounds (``constraint_kind``): the expected episodic cost, the probability
+that an episode's cost exceeds the bound (a chance constraint), or the CVaR of the episodic cost."""
+
 EvalPolicy = Literal["stochastic", "deterministic"]
 EVAL_POLICIES: tuple[EvalPolicy, ...] = get_args(EvalPolicy)
 """The policies every evaluation runs: sampled actions, and the mean action."""
@@ -84,7 +89,18 @@ class ConstraintConfig:
     the mean cost of the last ``cost_window`` finished episodes over the episode length (``episodes``,
     OmniSafe's ``EpCost`` over its logger's window; the rollout's when none has finished yet)."""
     cost_window: int = ranged(100, ge=1, integer=True)
-    """Finished episodes the ``episodes`` signal averages (OmniSafe's ``window_lens``)."""
+    """Finished episodes the ``episodes`` signal averages (OmniSafe's ``window_lens``), and the
+    ``chance`` and ``cvar`` constraints estimate their statistic over."""
+    constraint_kind: ConstraintKind = "expected"
+    """What the constraint bounds: ``expected`` (the mean episodic cost ≤ d), ``chance`` (the probability
+    that an episode's cost exceeds d ≤ ``violation_probability``) or ``cvar`` (the mean of the worst
+    ``cvar_alpha`` fraction of episodic costs ≤ d). ``chance`` and ``cvar`` read the last ``cost_window``
+    finished episodes (whatever ``cost_signal`` says), and need a learner whose multiplier rule takes
+    them (the Lagrangian and PID rules)."""
+    violation_probability: float = ranged(0.05, gt=0, lt=1)
+    """δ of ``constraint_kind="chance"``: the allowed probability that an episode's cost exceeds d."""
+    cvar_alpha: float = ranged(0.1, gt=0, lt=1)
+    """α of ``constraint_kind="cvar"``: the worst fraction of episodes whose mean cost is bounded."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
     learner then keeps one cost-value output and one multiplier per term, each driven by its own
@@ -94,7 +110,10 @@ class ConstraintConfig:
         super_post = getattr(super(), "__post_init__", None)
         if super_post is not None:
             super_post()
-        self.budget_bounds  # noqa: B018 - parses and checks the budgets
+        bounds = self.budget_bounds or {"safety_bound": self.safety_bound}
+        if self.constraint_kind == "chance" and min(bounds.values()) <= 0:
+            raise ValueError("constraint_kind='chance' needs a positive bound (an episode exceeds it or not; its "
+                             f"violation is weighed in units of the bound): got {bounds}")
 
     @property
     def budget_bounds(self) -> dict[str, float]:

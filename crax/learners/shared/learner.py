@@ -33,6 +33,7 @@ from flax import nnx
 
 from crax.core.env import Env
 from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier, logged_values
+from crax.learners.shared import risk
 from crax.learners.shared.config import RunConfig
 from crax.learners.shared.networks import Normalizer
 
@@ -69,11 +70,25 @@ class Learner(nnx.Module):
     def taking_budgets() -> list[str]:
         """Names of the loaded learner classes (every family) whose hooks handle per-term budgets,
         sorted (the valid choices an error about ``budgets`` names)."""
+        return Learner._loaded(lambda cls: cls.supports_budgets)
+
+    @classmethod
+    def constraint_kinds(cls) -> tuple[str, ...]:
+        """The ``constraint_kind`` values the learner trains under: its rule's (only ``expected`` without one)."""
+        return cls.Rule.constraint_kinds if cls.Rule is not None else ("expected",)
+
+    @staticmethod
+    def taking_kind(kind: str) -> list[str]:
+        """Names of the loaded learner classes that train under ``constraint_kind=kind``, sorted."""
+        return Learner._loaded(lambda cls: kind in cls.constraint_kinds())
+
+    @staticmethod
+    def _loaded(test: Any) -> list[str]:
         classes, names = [Learner], set()
         while classes:
             cls = classes.pop()
             classes.extend(cls.__subclasses__())
-            if cls.supports_budgets:
+            if test(cls):
                 names.add(cls.name)
         return sorted(names)
 
@@ -89,7 +104,7 @@ class Learner(nnx.Module):
         """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
         self.normalizer = Normalizer(observation_size, clip=config.observation_clip)
         self.rule = nnx.data(None)  # built by init_multipliers (a learner that overrides it without super() keeps none)
-        if config.cost_signal == "episodes":
+        if config.cost_signal == "episodes" or config.constraint_kind != "expected":
             self.episode_costs = ControllerState(jnp.zeros((config.cost_window, *self.cost_shape), jnp.float32))
             self.episodes_seen = ControllerState(jnp.zeros((), jnp.int32))
 
@@ -164,9 +179,15 @@ class Learner(nnx.Module):
         With ``cost_signal="rollout"`` ĉ is the rollout's mean step cost. With ``"episodes"`` the finished
         episodes enter a window of the last ``cost_window`` (in place, the latest kept when more end at
         once) and ĉ is the window's mean episode cost / T, OmniSafe's ``EpCost`` signal; the rollout's
-        while no episode has finished."""
+        while no episode has finished.
+
+        ``constraint_kind`` ``chance`` and ``cvar`` read that window whatever ``cost_signal`` is:
+        ``cvar`` takes CVaR_α of the window's episode costs for its mean (v = CVaR_α/T − d/T), ``chance``
+        the excess of the fraction of episodes over d, v = (P̂(C > d) − δ)·d/T: in units of the bound, so
+        that a multiplier's learning rate means for it what it means for the expected cost."""
         mean_step_cost = cost.mean(axis=(0, 1))
-        if self.config.cost_signal != "episodes":
+        kind = self.config.constraint_kind
+        if self.config.cost_signal != "episodes" and kind == "expected":
             return self.violation(mean_step_cost)
         window = self.config.cost_window
         ended = done.reshape(-1) > 0
@@ -179,10 +200,15 @@ class Learner(nnx.Module):
         seen = seen + keep.sum()
         self.episodes_seen[...] = seen
         filled = jnp.minimum(seen, window)
-        mask = (jnp.arange(window) < filled).reshape((window,) + (1,) * len(self.cost_shape))
-        mean_episode = jnp.sum(self.episode_costs[...] * mask, axis=0) / jnp.maximum(filled, 1)
-        return jnp.where(filled > 0, self.violation(mean_episode / self.episode_length),
-                         self.violation(mean_step_cost))
+        costs, counted = self.episode_costs[...], jnp.arange(window) < filled
+        bound = self.bound()
+        if kind == "chance":
+            excess = risk.exceedance(costs, bound, counted) - self.config.violation_probability
+            windowed = excess * bound / self.episode_length
+        else:
+            stat = risk.cvar(costs, self.config.cvar_alpha, counted) if kind == "cvar" else risk.masked_mean(costs, counted)
+            windowed = self.violation(stat / self.episode_length)
+        return jnp.where(filled > 0, windowed, self.violation(mean_step_cost))
 
     def multiplier_init(self, value: float) -> Multiplier:
         """A multiplier of the cost signal's shape (one entry per budgeted term), filled with ``value``."""

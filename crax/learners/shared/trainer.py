@@ -108,6 +108,7 @@ class BaseTrainer:
         startup.start_work()  # compile cache and host devices (crax/devices/startup.py)
         self.learner_cls = learner_cls
         self.config = config
+        self._check_constraint_kind()
         self.env = env
         single = learner_cls.wrap_env(EpisodeStats(PackedState(env)), config)
         # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch)
@@ -150,6 +151,13 @@ class BaseTrainer:
         raise NotImplementedError
 
     # ---- construction -------------------------------------------------------------------------
+
+    def _check_constraint_kind(self) -> None:
+        kind = self.config.constraint_kind
+        if kind not in self.learner_cls.constraint_kinds():
+            raise ValueError(f"learner {self.learner_cls.name!r} bounds {' or '.join(self.learner_cls.constraint_kinds())} "
+                             f"cost only, not constraint_kind={kind!r} (its rule steers no multiplier by a statistic "
+                             f"of the episode costs); learners that do: {', '.join(Learner.taking_kind(kind))}")
 
     def _check_budgets(self, env: Env) -> None:
         if not self.learner_cls.supports_budgets:
