@@ -12,6 +12,7 @@ from crax.cli.common import fail
 from crax.devices.settings import PHYSICS_HELP, Physics
 from crax.learners.shared.config import EVAL_POLICIES, EvalPolicy
 from crax.runs.evaluation import eval_video, evaluate
+from crax.runs.results import CVAR_ALPHA
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,9 +65,15 @@ def eval_main(argv: list[str]) -> None:
         for s, p in enumerate(res["per_seed"]):
             m = p[mode]
             print(f"  {mode:<13} seed {s}: return {m['return']:.3f} ± {m['return_std']:.3f}  "
-                  f"cost {m['cost']:.3f} ± {m['cost_std']:.3f}  length {m['length']:.1f}")
+                  f"cost {m['cost']:.3f} ± {m['cost_std']:.3f}  length {m['length']:.1f}  {_tail(m)}")
     verdict = "safe" if res["safe"] else "not safe"
     print(f"{res['policy']} policy: mean return {res['return']:.3f}  mean cost {res['cost']:.3f}  -> {verdict} "
-          f"(cost {'<' if res['safe'] else '>='} bound {res['safety_bound']:g})")
+          f"(cost {'<' if res['safe'] else '>='} bound {res['safety_bound']:g}); {_tail(res[res['policy']])}")
     if "video" in res:
         print(f"video: {res['video']}")
+
+
+def _tail(m: dict) -> str:
+    """What a mean cost hides: the share of episodes over the bound, the worst tenth's mean, costly steps."""
+    return (f"over bound {m['over_bound']:.0%}  CVaR{CVAR_ALPHA:g} {m['cost_cvar']:.3f}  "
+            f"costly steps {m['costly_step_fraction']:.1%}")

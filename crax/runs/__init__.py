@@ -5,11 +5,13 @@
     runs.evaluate(result.run_dir, episodes=64)
     act = runs.load_policy(result.run_dir)
 
-Modules: :mod:`~crax.runs.training` (the loop that dispatches compiled iterations, resume),
-:mod:`~crax.runs.evaluation`, :mod:`~crax.runs.results`, :mod:`~crax.runs.guards` (how a run stops),
-:mod:`~crax.runs.envs` (learners and envs by name), :mod:`~crax.runs.checkpoint` (the run folder's
-files), :mod:`~crax.runs.files` (atomic writes, JSON records read with a clear error),
-:mod:`~crax.runs.lock`, :mod:`~crax.runs.metrics` (metrics.jsonl, TensorBoard, progress).
+Modules: :mod:`~crax.runs.training` (which run: new, resumed, a curriculum; its folder and lock),
+:mod:`~crax.runs.loop` (the loop that dispatches compiled iterations), :mod:`~crax.runs.transfer` (a
+run started from another's learner parts), :mod:`~crax.runs.evaluation`, :mod:`~crax.runs.results`,
+:mod:`~crax.runs.guards` (how a run stops), :mod:`~crax.runs.envs` (learners and envs by name),
+:mod:`~crax.runs.checkpoint` (the run folder's files), :mod:`~crax.runs.files` (atomic writes, JSON
+records read with a clear error), :mod:`~crax.runs.lock`, :mod:`~crax.runs.metrics` (metrics.jsonl,
+TensorBoard, progress).
 """
 
 from crax.runs.envs import env_class, get_learner, learners, make_env

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import numpy as np
 
 from crax.core.env import Env
 from crax.devices import xla_options
@@ -28,7 +27,9 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     ``eval_policy``, stochastic unless changed) is the one judged. Returns ``{"learner", "env",
     "episodes", "env_steps", "safety_bound", "policy", "return", "cost", "length", "return_std",
     "cost_std", "safe", "stochastic": {...}, "deterministic": {...}, "per_seed": [...]}``: means
-    and standard deviations over all seeds' episodes; ``safe`` is ``cost < safety_bound``.
+    and standard deviations over all seeds' episodes; ``safe`` is ``cost < safety_bound``. Each
+    policy's record adds the safety a mean cost hides (:func:`crax.runs.results.eval_summary`):
+    ``over_bound``, ``cost_cvar`` and ``costly_step_fraction``.
     ``physics`` (``"jax"`` or ``"warp"``, :mod:`crax.core.physics`) evaluates on another MJX
     implementation than the run trained on (default: the run's).
     """
@@ -39,8 +40,7 @@ def evaluate(run_dir: str | Path, episodes: int = 128, *, seed: int = 0, env: En
     model = jax.tree.map(jax.numpy.asarray, restored["state"].model)
     ev = jax.device_get(trainer.evaluate_model(model, jax.random.key(seed)))
     per_seed = [verdict(eval_summary(ev, s), policy, config.safety_bound) for s in range(config.num_seeds)]
-    pooled = {mode: {**{k: float(np.mean(v)) for k, v in vals.items()},
-                     **{f"{k}_std": float(np.std(v)) for k, v in vals.items()}} for mode, vals in ev.items()}
+    pooled = eval_summary(ev, None)
     return {"learner": cls.name, "env": record["env"], "episodes": int(episodes), "env_steps": restored["env_steps"],
             "safety_bound": config.safety_bound, **verdict(pooled, policy, config.safety_bound),
             "per_seed": per_seed}

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from crax.core.env import Env
+from crax.learners.shared import risk
 from crax.learners.shared.config import EVAL_POLICIES
 from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import files
@@ -28,7 +29,7 @@ class TrainResult:
       env: env id (or ``module:Class``).
       config: the resolved learner config.
       env_steps: environment steps trained, per seed.
-      final: per seed, ``{"return", "cost", "length", "safe"}`` of the last evaluation (or, with
+      final: per seed, ``{"return", "cost", "length", "safe", "cost_rate"}`` of the last evaluation (or, with
         ``num_evals == 0``, of the last training episodes).
       evals: every evaluation: ``{"step", "return": [per seed], "cost": [...], "length": [...]}``.
       history: every logged record of ``metrics.jsonl`` (``step``, ``seed`` and scalars).
@@ -59,15 +60,25 @@ def seed_metrics(metrics: dict[str, np.ndarray], seed: int, j: int) -> dict[str,
     return {k: float(v[seed, j]) for k, v in metrics.items()}
 
 
-def eval_summary(ev: dict[str, dict[str, np.ndarray]], seed: int) -> dict[str, dict[str, float]]:
-    """Mean and spread over the evaluation episodes of one seed, per evaluated policy."""
+CVAR_ALPHA = 0.1
+"""The worst fraction of evaluation episodes whose mean cost an evaluation reports (``cost_cvar``)."""
+
+
+def eval_summary(ev: dict[str, dict[str, np.ndarray]], seed: int | None) -> dict[str, dict[str, float]]:
+    """Mean and spread over the evaluation episodes of one seed (None: every seed's), per evaluated
+    policy, and the safety the mean cost does not show: ``over_bound`` (the fraction of episodes whose
+    cost exceeds the bound), ``cost_cvar`` (the mean cost of the worst :data:`CVAR_ALPHA` of them) and
+    ``costly_step_fraction`` (the fraction of steps with a positive cost)."""
     out = {}
     for mode, values in ev.items():
         out[mode] = {}
-        for k, v in values.items():
-            episodes = np.asarray(v[seed], np.float64)
-            out[mode][k] = float(episodes.mean())
-            out[mode][f"{k}_std"] = float(episodes.std())
+        episodes = {k: np.asarray(v if seed is None else v[seed], np.float64).reshape(-1) for k, v in values.items()}
+        for k, x in episodes.items():
+            out[mode][k] = float(x.mean())
+            out[mode][f"{k}_std"] = float(x.std())
+        out[mode]["cost_cvar"] = float(risk.cvar(episodes["cost"], CVAR_ALPHA))
+        if "costly_steps" in episodes:
+            out[mode]["costly_step_fraction"] = float(episodes["costly_steps"].sum() / max(episodes["length"].sum(), 1.0))
     return out
 
 
@@ -109,6 +120,8 @@ def write_results(cls, config: Any, envs: list[tuple[Env, str]], bounds: list[in
     else:
         final = [dict(e, policy="training episodes", safe=bool(e["cost"] < config.safety_bound))
                  for e in last_episode]
+    for record, rate in zip(final, cost_rates(history, seeds), strict=True):
+        record["cost_rate"] = rate
     results = {"learner": cls.name, "env": envs[-1][1], "env_steps": bounds[-1] * steps_per_iter,
                "safety_bound": config.safety_bound, "eval_policy": config.eval_policy, "final": final, "evals": evals}
     if len(envs) > 1:
@@ -117,6 +130,17 @@ def write_results(cls, config: Any, envs: list[tuple[Env, str]], bounds: list[in
     if write:
         files.write_json(run_dir / RESULTS_FILE, results)
     return final, evals, history
+
+
+def cost_rates(history: list[dict[str, Any]], seeds: int) -> list[float]:
+    """Each seed's cost rate over training (Ray et al.'s Safety Gym metric): its cost per environment
+    step over every step trained, the mean of the iterations' ``constraint/step_cost`` (iterations are
+    of one size); NaN where none was logged."""
+    per_seed: list[list[float]] = [[] for _ in range(seeds)]
+    for r in history:
+        if "constraint/step_cost" in r and r["seed"] < seeds:
+            per_seed[r["seed"]].append(r["constraint/step_cost"])
+    return [finite_mean(v) for v in per_seed]
 
 
 def evals_from_history(history: list[dict[str, Any]], seeds: int) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Training runs: :func:`train` (a new run, a resumed one or curriculum stages) and :func:`complete_run`.
+"""Training runs: :func:`train` (a new run, a resumed one, curriculum stages, a run started from
+another) and :func:`complete_run`.
 
     from crax import runs
     from crax.learners import PPOLag
@@ -9,21 +10,20 @@
 :class:`crax.core.env.Env` subclass constructible from keyword arguments. The command line
 (``crax train``) is :mod:`crax.cli.train`.
 
-The Python loop here only dispatches compiled iterations, logs, evaluates, checkpoints and
-reports progress; everything per step runs inside the learner family's trainer's jitted call (:mod:`crax.learners.shared.trainer`).
+:func:`train` settles the run first, :func:`_resumed` or :func:`_new_run` (with its curriculum's
+envs and the parts of the run it starts from, :mod:`crax.runs.transfer`), running every check that can
+refuse it; only then does it make the run folder, lock it, write ``config.json`` and hand over to the
+loop (:func:`crax.runs.loop.train_loop`), where everything per step runs inside the learner family's
+trainer's jitted call (:mod:`crax.learners.shared.trainer`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import jax
-import numpy as np
 
 from crax.core.env import Env
 from crax.devices import distributed
@@ -32,44 +32,11 @@ from crax.learners.shared.trainer import BaseTrainer
 from crax.runs import checkpoint as ckpt
 from crax.runs import checkpoint_layouts
 from crax.runs.envs import env_label, get_learner, make_env, trainer_for
-from crax.runs.guards import (
-    RunComplete,
-    StopOnSigterm,
-    StorageFailed,
-    Terminated,
-    TrainingDiverged,
-    check_memory,
-    check_seed,
-)
+from crax.runs.guards import RunComplete, check_memory, check_seed
 from crax.runs.lock import RunLock
-from crax.runs.metrics import NullLogger, Progress, RunLogger
-from crax.runs.results import (
-    RESULTS_FILE,
-    TrainResult,
-    eval_summary,
-    finite_mean,
-    last_episodes,
-    seed_metrics,
-    write_results,
-)
-
-
-def _eval_iterations(total: int, num_evals: int) -> set[int]:
-    return {max(1, round(total * (k + 1) / num_evals)) for k in range(num_evals)} if num_evals else set()
-
-
-def _call_length(it: int, per_call: int, stage_end: int, eval_iters: set[int]) -> int:
-    """Iterations of the compiled call that starts after iteration ``it``: ``per_call`` (fewer at the
-    end of a stage), ended at the first evaluation due inside it when another is due there too, so
-    that every evaluation runs (a call of another length compiles once more)."""
-    n = min(per_call, stage_end - it)
-    due = sorted(e for e in eval_iters if it < e <= it + n)
-    return due[0] - it if len(due) > 1 else n
-
-
-INIT_PARTS = ("actor", "reward_critic", "normalizer")
-"""What a run initialised from another (``init_from``) copies by default: the policy, the reward
-critic and the observation normalizer; the cost critic, multipliers and optimizer start fresh."""
+from crax.runs.loop import stage_bounds, stage_of, train_loop
+from crax.runs.results import RESULTS_FILE, TrainResult, last_episodes, write_results
+from crax.runs.transfer import INIT_PARTS, Transfer, plan_transfer
 
 
 def train(
@@ -101,43 +68,95 @@ def train(
       stages: env ids trained one after the other in this run, the step budget split equally, every
         learner and optimizer variable carried across (a curriculum; ``env`` is then ignored and
         the run's env is the last stage's). All stages need the same observation size.
-      init_from: a finished run folder whose final learner seeds this one (same observation and
-        action sizes and seed count); ``init_parts`` names the learner parts copied.
+      init_from: a run folder whose learner (at its newest checkpoint) seeds this one: the same seed
+        count, and each part of ``init_parts`` in both learners with the same shapes (the same
+        observation and action sizes and networks), else ValueError before the run folder exists.
+      init_parts: the learner parts copied (:mod:`crax.runs.transfer`: a part's name, ``actor``, or a
+        piece of one by its path, ``critics/reward_q1``); the default suits the PPO family.
     """
     if resume:
-        if run_dir is None:
-            raise ValueError("resume=True needs run_dir, the folder of the run to continue")
-        record = ckpt.read_config(run_dir)
-        cls = get_learner(learner if learner is not None else record["learner"])
-        if cls.name != record["learner"]:
-            raise ValueError(f"run {str(run_dir)!r} trained learner {record['learner']!r}, not {cls.name!r}")
-        config = config if config is not None else ckpt.config_from_dict(cls.Config, record["config"])
-        env_kwargs = record["env_kwargs"] if env_kwargs is None else env_kwargs
-        stages = record.get("stages")
-        init_record = record.get("init_from")
-        if stages:
-            envs = [(make_env(e, env_kwargs), e) for e in stages]
-        elif isinstance(env, Env):
-            envs = [(env, env_label(env))]
-        else:
-            envs = [(make_env(record["env"], env_kwargs), record["env"])]
-        run_dir = Path(run_dir)
+        run = _resumed(learner, config, env, run_dir, env_kwargs)
     else:
-        if learner is None:
-            from crax.plugins import registry
+        run = _new_run(learner, config, env, run_dir, env_kwargs, stages, init_from, init_parts)
+    # Everything that can refuse the run (its config, budgets, device layout, memory, the run it starts
+    # from) has run: only now does a run folder exist, so a refused run leaves no folder whose
+    # config.json later passes for a run's.
+    return _locked(run, _folder(run, runs_root), progress)
 
-            raise ValueError("train needs a learner (a registered name or class) unless resume=True; "
-                             f"valid learners: {', '.join(sorted(registry().learners))}")
-        cls = get_learner(learner)
-        if stages:
-            if len(stages) < 2:
-                raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")
-            envs = [(make_env(e, env_kwargs), e) for e in stages]
-        else:
-            envs = [(env if isinstance(env, Env) else make_env(env, env_kwargs), env_label(env))]
-        init_record = None if init_from is None else {"run_dir": str(init_from), "parts": list(init_parts)}
-        if run_dir is not None and (Path(run_dir) / ckpt.CONFIG_FILE).exists():
-            raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
+
+@dataclasses.dataclass
+class _Run:
+    """A run as :func:`train` settled it, before it touches the run folder."""
+
+    cls: type[Learner]
+    config: Any
+    envs: list[tuple[Env, str]]  # (env, id): one per curriculum stage, else one
+    trainers: list[BaseTrainer]  # one per env
+    env_kwargs: dict[str, Any] | None
+    run_dir: Path | None  # None: a new folder under runs_root
+    record: dict[str, Any] | None = None  # a resumed run's config.json
+    init_record: dict[str, Any] | None = None  # config.json's init_from entry (a run started from another)
+    transfer: Transfer | None = None  # a new run's parts from another run
+
+
+def _resumed(learner: str | type[Learner] | None, config: Any, env: str | Env, run_dir: str | Path | None,
+             env_kwargs: dict[str, Any] | None) -> _Run:
+    """The run in ``run_dir`` to continue: its learner, env (or stages), ``env_kwargs`` and config are
+    its ``config.json``'s, unless given (``env``: only an :class:`Env` instance replaces the stored id)."""
+    if run_dir is None:
+        raise ValueError("resume=True needs run_dir, the folder of the run to continue")
+    record = ckpt.read_config(run_dir)
+    cls = get_learner(learner if learner is not None else record["learner"])
+    if cls.name != record["learner"]:
+        raise ValueError(f"run {str(run_dir)!r} trained learner {record['learner']!r}, not {cls.name!r}")
+    config = config if config is not None else ckpt.config_from_dict(cls.Config, record["config"])
+    env_kwargs = record["env_kwargs"] if env_kwargs is None else env_kwargs
+    if stages := record.get("stages"):
+        envs = _stage_envs(stages, env_kwargs)
+    elif isinstance(env, Env):
+        envs = [(env, env_label(env))]
+    else:
+        envs = [(make_env(record["env"], env_kwargs), record["env"])]
+    config, trainers = _checked(cls, config, envs)
+    return _Run(cls, config, envs, trainers, env_kwargs, Path(run_dir), record=record,
+                init_record=record.get("init_from"))
+
+
+def _new_run(learner: str | type[Learner] | None, config: Any, env: str | Env, run_dir: str | Path | None,
+             env_kwargs: dict[str, Any] | None, stages: Sequence[str] | None, init_from: str | Path | None,
+             init_parts: Sequence[str]) -> _Run:
+    """A run to start: on ``env``, or on each of ``stages`` in turn (a curriculum), from scratch or
+    from the parts ``init_parts`` of the run in ``init_from`` (read here, so a transfer that cannot
+    work is refused before anything trains)."""
+    if learner is None:
+        from crax.plugins import registry
+
+        raise ValueError("train needs a learner (a registered name or class) unless resume=True; "
+                         f"valid learners: {', '.join(sorted(registry().learners))}")
+    cls = get_learner(learner)
+    if stages:
+        if len(stages) < 2:
+            raise ValueError(f"a curriculum needs at least two stages, got {list(stages)}")
+        envs = _stage_envs(stages, env_kwargs)
+    else:
+        envs = [(env if isinstance(env, Env) else make_env(env, env_kwargs), env_label(env))]
+    if run_dir is not None and (Path(run_dir) / ckpt.CONFIG_FILE).exists():
+        raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
+    config, trainers = _checked(cls, config, envs)
+    transfer = None if init_from is None else plan_transfer(init_from, init_parts, trainers[0])
+    return _Run(cls, config, envs, trainers, env_kwargs, None if run_dir is None else Path(run_dir),
+                init_record=None if transfer is None else transfer.record, transfer=transfer)
+
+
+def _stage_envs(stages: Sequence[str], env_kwargs: dict[str, Any] | None) -> list[tuple[Env, str]]:
+    """A curriculum's envs, one per stage id, each with ``env_kwargs``."""
+    return [(make_env(e, env_kwargs), e) for e in stages]
+
+
+def _checked(cls: type[Learner], config: Any, envs: list[tuple[Env, str]]) -> tuple[Any, list[BaseTrainer]]:
+    """``config`` (default: the learner's defaults) and a trainer per env, once ``config`` has passed
+    every check: its class, one observation size over the stages, its seed, its budgets and device
+    layout (the trainers') and the memory it needs."""
     config = config if config is not None else cls.Config()
     if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
@@ -146,35 +165,44 @@ def train(
         raise ValueError("curriculum stages must share one observation size; got "
                          + ", ".join(f"{i} {e.observation_size}" for e, i in envs))
     check_seed(config.seed)
-    # Everything that can refuse the config (budgets, device layout, memory) runs before a run folder
-    # exists, so a refused run leaves no folder whose config.json later passes for a run's.
     trainers = [trainer_for(cls, config, e) for e, _ in envs]
     for trainer in trainers:
         check_memory(trainer)
-    if not resume:
-        if run_dir is None:
-            label = envs[-1][1].rpartition(":")[2] + ("-curriculum" if stages else "")
-            made = str(ckpt.new_run_dir(runs_root, label, cls.name)) if distributed.is_main() else ""
-            run_dir = Path(distributed.agree(made))
-        else:
-            run_dir = Path(run_dir)
-            distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
-            if distributed.is_main():
-                run_dir.mkdir(parents=True, exist_ok=True)
-    assert isinstance(run_dir, Path)  # made a Path above, on resume or not (for the type checker)
+    return config, trainers
+
+
+def _folder(run: _Run, runs_root: str | Path) -> Path:
+    """The run's folder: a resumed run's own; a new run's ``run_dir`` (made if missing), or a new one
+    under ``runs_root``."""
+    if run.run_dir is None:
+        label = run.envs[-1][1].rpartition(":")[2] + ("-curriculum" if len(run.envs) > 1 else "")
+        made = str(ckpt.new_run_dir(runs_root, label, run.cls.name)) if distributed.is_main() else ""
+        return Path(distributed.agree(made))
+    if run.record is None:  # a new run in a folder of the caller's choice
+        distributed.barrier("crax-run-dir-checked")  # no process may see the config.json written below
+        if distributed.is_main():
+            run.run_dir.mkdir(parents=True, exist_ok=True)
+    return run.run_dir
+
+
+def _locked(run: _Run, run_dir: Path, progress: bool | None) -> TrainResult:
+    """Trains ``run`` in ``run_dir`` under its lock: finds a resumed run's checkpoint, writes
+    ``config.json`` (and drops an extended run's old ``results.json``), then runs the loop."""
     lock = RunLock(run_dir).acquire() if distributed.is_main() else None
     try:
-        if lock is not None and not resume and (run_dir / ckpt.CONFIG_FILE).exists():  # a run started since the check
+        if lock is not None and run.record is None and (run_dir / ckpt.CONFIG_FILE).exists():
+            # a run started in this folder since _new_run checked it
             raise ValueError(f"{str(run_dir)!r} already holds a run; resume it or choose another run_dir")
-        restored = _resume_point(cls, config, envs, trainers, run_dir, record) if resume else None
+        restored = (None if run.record is None
+                    else _resume_point(run.cls, run.config, run.envs, run.trainers, run_dir, run.record))
         if distributed.is_main():
-            ckpt.write_config(run_dir, learner=cls.name, env_id=envs[-1][1], env_kwargs=dict(env_kwargs or {}),
-                              config=config, stages=[i for _, i in envs] if len(envs) > 1 else None,
-                              init_from=init_record)
+            ckpt.write_config(run_dir, learner=run.cls.name, env_id=run.envs[-1][1],
+                              env_kwargs=dict(run.env_kwargs or {}), config=run.config,
+                              stages=[i for _, i in run.envs] if len(run.envs) > 1 else None,
+                              init_from=run.init_record)
             # an extended finished run: its old results.json no longer describes the run (until it finishes)
             (run_dir / RESULTS_FILE).unlink(missing_ok=True)
-        return _train_loop(cls, config, envs, trainers, run_dir, restored, progress,
-                           None if resume else init_record)
+        return train_loop(run.cls, run.config, run.envs, run.trainers, run_dir, restored, progress, run.transfer)
     finally:
         if lock is not None:
             lock.release()
@@ -212,42 +240,6 @@ def _check_same_settings(run_dir: Path, config: Any) -> None:
                          f"as it started with `crax train --resume {run_dir}`, or move it away to train it anew")
 
 
-def _initial_model(trainer: BaseTrainer, state, init: dict[str, Any]):
-    """``state`` with the learner parts ``init["parts"]`` copied from the final checkpoint of ``init["run_dir"]``."""
-    record = ckpt.read_config(init["run_dir"])
-    src_cls = get_learner(record["learner"])
-    src_config = ckpt.config_from_dict(src_cls.Config, record["config"])
-    src_env = make_env(record["env"], record["env_kwargs"])
-    source = trainer_for(src_cls, src_config, src_env)
-    if src_config.num_seeds != trainer.config.num_seeds:
-        raise ValueError(f"{init['run_dir']!r} trained {src_config.num_seeds} seed(s); this run has "
-                         f"{trainer.config.num_seeds}")
-    restored = ckpt.load_checkpoint(init["run_dir"], source.abstract_state(),
-                                    checkpoint_layouts.packed_data([src_env]))["state"].model
-    model = state.model
-    for part in init["parts"]:
-        if part not in model[0] or part not in restored[0]:
-            raise ValueError(f"cannot copy {part!r}: valid parts are {sorted(set(model[0]) & set(restored[0]))}")
-        want = jax.tree.map(lambda x: x.shape, model[0][part])
-        got = jax.tree.map(lambda x: x.shape, restored[0][part])
-        if want != got:
-            raise ValueError(f"{init['run_dir']!r}: its {part} has shapes {got}, this run needs {want} "
-                             "(another env, observation size or network size)")
-        model[0][part] = jax.tree.map(jax.numpy.asarray, restored[0][part])
-    return trainer.place(state.replace(model=model))
-
-
-def _stage_bounds(config: Any, num_stages: int) -> list[int]:
-    """Cumulative iteration counts at the end of each stage (the budget split equally)."""
-    per_stage = -(-config.num_iterations // num_stages)
-    return [0, *(per_stage * (k + 1) for k in range(num_stages))]
-
-
-def _stage_of(bounds: list[int], iteration: int) -> int:
-    """The stage that runs iteration ``iteration + 1``."""
-    return max(k for k in range(len(bounds) - 1) if bounds[k] <= iteration)
-
-
 def _resume_point(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[BaseTrainer], run_dir: Path,
                   record: dict[str, Any]) -> dict[str, Any]:
     """The newest checkpoint of a run to continue (:func:`crax.runs.checkpoint.load_checkpoint`'s dict).
@@ -257,16 +249,16 @@ def _resume_point(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[
     ValueError when ``config`` asks for fewer steps than an unfinished run has already trained.
     Nothing in the folder changes otherwise, ``config.json`` included."""
     steps_per_iter = config.steps_per_iteration
-    bounds = _stage_bounds(config, len(envs))
+    bounds = stage_bounds(config, len(envs))
 
     def template(env_steps: int):  # a checkpoint holds the envs of the stage that ran its last iteration
-        return trainers[_stage_of(bounds, env_steps // steps_per_iter - 1)].abstract_state()
+        return trainers[stage_of(bounds, env_steps // steps_per_iter - 1)].abstract_state()
 
     restored = ckpt.load_checkpoint(run_dir, template, checkpoint_layouts.packed_data([env for env, _ in envs]))
     if restored["iteration"] < bounds[-1]:
         return restored
     stored = ckpt.config_from_dict(cls.Config, record["config"])
-    stored_bounds = _stage_bounds(stored, len(envs))
+    stored_bounds = stage_bounds(stored, len(envs))
     trained, asked = restored["env_steps"], bounds[-1] * steps_per_iter
     if restored["iteration"] < stored_bounds[-1]:
         raise ValueError(f"run {str(run_dir)!r} has trained {trained:,} of its {stored.total_steps:,} steps; "
@@ -281,147 +273,3 @@ def _resume_point(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[
              if asked < trained else "")
     raise RunComplete(f"run {str(run_dir)!r} is complete: it trained {trained:,} steps{fewer}; its results are "
                       f"in {run_dir / RESULTS_FILE}{written}. Pass a larger --total-steps to extend it.")
-
-
-def _train_loop(cls, config: Any, envs: list[tuple[Env, str]], trainers: list[BaseTrainer], run_dir: Path,
-                restored: dict[str, Any] | None, progress: bool | None, init: dict[str, Any] | None) -> TrainResult:
-    """Trains from ``restored`` (a checkpoint to continue) or from scratch (``init``: a run to start from)."""
-    env_id = envs[-1][1]
-    seeds = config.num_seeds
-    init_key, eval_key = jax.random.split(jax.random.key(config.seed))
-    steps_per_iter = config.steps_per_iteration
-    bounds = _stage_bounds(config, len(envs))
-    total_iters = bounds[-1]
-    resume = restored is not None
-
-    def stage_of(iteration: int) -> int:
-        return _stage_of(bounds, iteration)
-
-    def enter(stage: int, state):
-        """The first state of a later stage: its fresh envs, everything else carried."""
-        fresh = trainers[stage].init(jax.random.fold_in(init_key, stage))
-        return trainers[stage].place(fresh.replace(model=state.model, key=state.key, env_steps=state.env_steps,
-                                                   iteration=state.iteration))
-
-    start_iter = 0
-    if resume:
-        start_iter = restored["iteration"]
-        held = stage_of(start_iter - 1)
-        state, state_stage = trainers[held].place(restored["state"]), held
-    else:
-        state, state_stage = trainers[0].init(init_key), 0
-        if init is not None:
-            state = _initial_model(trainers[0], state, init)
-    done_state = state  # the state after the last finished iteration (what Ctrl-C saves)
-
-    eval_iters = _eval_iterations(total_iters, config.num_evals)
-    main = distributed.is_main()
-    logger = (RunLogger(run_dir, seeds, resume_step=start_iter * steps_per_iter if resume else None) if main
-              else NullLogger())
-    bar = Progress(total_iters * steps_per_iter, start_iter * steps_per_iter, enabled=progress if main else False,
-                   description=f"{cls.name} {env_id}", steps_per_iteration=steps_per_iter)
-    multipliers: dict[str, float] = {}
-    last_episode = last_episodes(run_dir, seeds)  # a resumed run reports its last episodes before new ones end
-    it = last_ckpt = start_iter
-
-    def storage_failed(what: str, e: OSError) -> StorageFailed:
-        found = ckpt.checkpoints(run_dir)
-        kept = (f"the newest checkpoint is still {found[-1][1]} (step {found[-1][0]:,})" if found
-                else "no checkpoint was written yet")
-        return StorageFailed(f"could not write {what} to {run_dir}: {e.strerror or e}; {kept}. Free space (or fix "
-                             f"the folder) and resume with: crax train --resume {run_dir}")
-
-    def commit(state, it: int) -> None:
-        """Makes the records up to iteration ``it`` durable, then writes its checkpoint, so a checkpoint
-        never runs ahead of its metrics (docs/DECISIONS.md, decision 44)."""
-        try:
-            logger.sync()
-            ckpt.save_checkpoint(run_dir, state, env_steps=it * steps_per_iter, iteration=it)
-        except OSError as e:
-            raise storage_failed(f"the checkpoint of step {it * steps_per_iter:,}", e) from None
-
-    def flush() -> None:
-        try:
-            logger.flush()
-        except OSError as e:
-            raise storage_failed("the metrics", e) from None
-
-    stop = StopOnSigterm()
-    try:
-        stop.install()
-        while it < total_iters:
-            stage = stage_of(it)
-            if stage != state_stage:
-                state, state_stage = enter(stage, state), stage
-            trainer = trainers[stage]
-            n = _call_length(it, config.iterations_per_call, bounds[stage + 1], eval_iters)
-            trainer.compile(state, n)  # compile time stays out of the steps/s figure
-            t0 = time.perf_counter()
-            new_state, metrics = trainer.run(state, n)
-            metrics = distributed.to_host(metrics)
-            elapsed = time.perf_counter() - t0
-            sps = n * steps_per_iter * seeds / elapsed
-            bad = metrics.pop("train/nonfinite") > 0
-            good = n if not bad.any() else int(np.argmax(bad.any(axis=0)))
-            for j in range(good):
-                step = (it + j + 1) * steps_per_iter
-                by_seed = [{**seed_metrics(metrics, s, j), "perf/steps_per_second": sps,
-                             **({"curriculum/stage": stage} if len(envs) > 1 else {})} for s in range(seeds)]
-                for s, values in enumerate(by_seed):
-                    if values["episode/count"] > 0:
-                        last_episode[s] = {k: values[f"episode/{k}"] for k in ("return", "cost", "length")}
-                    else:  # no episode finished in this iteration: nothing to report for episodes
-                        for k in [k for k in values if k.startswith("episode/") and k != "episode/count"]:
-                            values.pop(k)
-                logger.log(step, by_seed)
-                multipliers = {k.removeprefix("multiplier/"): float(np.mean([v[k] for v in by_seed]))
-                               for k in by_seed[0] if k.startswith("multiplier/")}
-            if good < n:
-                flush()
-                found = ckpt.checkpoints(run_dir)
-                kept = f"the last good checkpoint is {found[-1][1]}" if found else "no checkpoint was written yet"
-                raise TrainingDiverged(
-                    f"training diverged at iteration {it + good + 1} (env step {(it + good + 1) * steps_per_iter:,}): "
-                    f"a loss or parameter became non-finite (seeds {np.flatnonzero(bad[:, good]).tolist()}); "
-                    f"{kept}. Try a lower learning rate or a max_grad_norm.")
-            done = it + n
-            step = done * steps_per_iter
-            if any(it < e <= done for e in eval_iters):
-                ev = distributed.to_host(trainer.evaluate(new_state, jax.random.fold_in(eval_key, done)))
-                summaries = [eval_summary(ev, s) for s in range(seeds)]
-                logger.log(step, [{f"eval/{mode}/{k}": v for mode, vals in sm.items() for k, v in vals.items()}
-                                  for sm in summaries])
-            # only now, with its evaluation logged, is the call finished: an interrupt before this
-            # point checkpoints the previous state, and resuming redoes the call, evaluation included
-            state = done_state = new_state
-            it = done
-            if it - last_ckpt >= config.checkpoint_every or it == total_iters:
-                commit(state, it)
-                last_ckpt = it
-            flush()
-            bar.update(step, sps, finite_mean([e["return"] for e in last_episode]),
-                       finite_mean([e["cost"] for e in last_episode]), multipliers)
-    except KeyboardInterrupt as e:
-        stop.restore()  # a second SIGTERM while the checkpoint below is written kills at once
-        bar.close()
-        if it > last_ckpt and not distributed.multiprocess():  # saving gathers from every process
-            commit(done_state, it)
-        cause = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
-        print(f"\n{cause} after {it * steps_per_iter:,} steps (iteration {it}); checkpoint written. "
-              f"Resume with: crax train --resume {run_dir}", file=sys.stderr)
-        raise
-    finally:
-        stop.restore()
-        bar.close()
-        try:
-            logger.close()
-        except OSError as e:  # the records it still held could not be written (a full disk)
-            raise storage_failed("the metrics", e) from None
-
-    distributed.barrier("crax-metrics-written")  # every process reads the results from process 0's records
-    try:
-        final, evals, history = write_results(cls, config, envs, bounds, run_dir, last_episode, write=main)
-    except OSError as e:
-        raise storage_failed(RESULTS_FILE, e) from None
-    return TrainResult(run_dir=run_dir, learner=cls.name, env=env_id, config=config, env_steps=total_iters * steps_per_iter,
-                       final=final, evals=evals, history=history, trainer=trainers[state_stage], state=state)

@@ -60,7 +60,10 @@ def manifest_dirs(path: Path) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class RunResult:
-    """The final evaluation of one run: per seed, the episodic return and cost of the judged policy."""
+    """The final evaluation of one run: per seed, the episodic return and cost of the judged policy, and
+    what its mean cost hides (NaN where the run's results predate them, or for ``over_bound`` where the
+    run stands in at another bound than its own: :func:`expand_bound_free`): the fraction of evaluation
+    episodes over the bound, the CVaR of their cost, and the cost rate over training."""
 
     run_dir: Path
     learner: str
@@ -70,6 +73,9 @@ class RunResult:
     env_steps: int
     returns: tuple[float, ...]
     costs: tuple[float, ...]
+    over_bound: tuple[float, ...] = ()
+    cost_cvar: tuple[float, ...] = ()
+    cost_rate: tuple[float, ...] = ()
 
     @property
     def level(self) -> int | None:
@@ -104,8 +110,15 @@ def expand_bound_free(runs: Sequence[R]) -> list[R]:
         others = list(own[(r.learner, r.env)])
         others.remove(r.safety_bound)
         targets = sorted(bounds[r.env] - set(others)) or [r.safety_bound]
-        out += [dataclasses.replace(r, safety_bound=b) for b in targets]
+        out += [_at_bound(r, b) for b in targets]
     return out
+
+
+def _at_bound(run: R, bound: float) -> R:
+    """``run`` standing in at ``bound``; a result's ``over_bound``, measured against its own bound, is unknown at another."""
+    if isinstance(run, RunResult) and bound != run.safety_bound:
+        return dataclasses.replace(run, safety_bound=bound, over_bound=(math.nan,) * len(run.returns))  # type: ignore[return-value]
+    return dataclasses.replace(run, safety_bound=bound)
 
 
 def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | None:
@@ -128,9 +141,16 @@ def read_result(run_dir: str | Path, policy: str | None = None) -> RunResult | N
                 raise ValueError(f"{path} has no {policy} evaluation (the run evaluated no policy: num_evals=0)")
             final = [f[policy] for f in final]
         judged = policy or (final[0].get("policy", "?") if final else "?")
+        evaluated = [f if policy is not None else f.get(f.get("policy"), {}) for f in final]
+
+        def per_seed(records: list[dict], key: str) -> tuple[float, ...]:
+            return tuple(float(r.get(key, math.nan)) if isinstance(r, dict) else math.nan for r in records)
+
         return RunResult(run_dir=Path(run_dir), learner=res["learner"], env=res["env"],
                          safety_bound=float(res["safety_bound"]), policy=judged, env_steps=int(res["env_steps"]),
-                         returns=tuple(float(f["return"]) for f in final), costs=tuple(float(f["cost"]) for f in final))
+                         returns=tuple(float(f["return"]) for f in final), costs=tuple(float(f["cost"]) for f in final),
+                         over_bound=per_seed(evaluated, "over_bound"), cost_cvar=per_seed(evaluated, "cost_cvar"),
+                         cost_rate=per_seed(res["final"], "cost_rate"))
     except (KeyError, TypeError) as e:
         raise ValueError(f"{path} is not a crax results file ({type(e).__name__}: {e})") from None
 

@@ -4,7 +4,10 @@ of normalized returns and the probability of improvement between learners.
 Per cell (learner, env, safety bound): mean episodic return R and cost C of the final evaluation
 over all seeds of all runs of that cell, with 95% Student-t intervals over seeds; *safe* if the
 mean C < d; *win* if safe and the highest mean R among the safe learners of that (env, bound)
-(ties all win). Per learner: wins and safe % per level and in total. A run of a learner that
+(ties all win). Beside C, what its mean hides, each a mean over seeds of a per-seed statistic with
+its Student-t interval: P(C > d), the fraction of a seed's evaluation episodes over the bound; the
+CVaR of their cost (the worst tenth's mean, :data:`crax.runs.results.CVAR_ALPHA`); and the cost
+rate, the seed's cost per step over all of training (Ray et al.'s Safety Gym metric). Per learner: wins and safe % per level and in total. A run of a learner that
 ignores the bound (PPO, PPO-Cost) counts at every bound of its env (:func:`expand_bound_free`).
 
 Beyond the paper, with stratified-bootstrap 95% intervals over the runs of each task (a task is
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from crax.runs.results import CVAR_ALPHA
 from crax.studies import stats
 from crax.studies.collect import RunResult, expand_bound_free, find_runs, read_result
 
@@ -49,6 +53,12 @@ class CellSummary:
     safe: bool
     win: bool
     runs: tuple[str, ...]
+    over_bound_mean: float = math.nan
+    over_bound_ci: Interval = None
+    cvar_mean: float = math.nan
+    cvar_ci: Interval = None
+    cost_rate_mean: float = math.nan
+    cost_rate_ci: Interval = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,9 +114,12 @@ def _cells(results: Sequence[RunResult]) -> list[CellSummary]:
         costs = [v for r in runs for v in r.costs]
         r_mean, r_ci = stats.mean_interval(returns)
         c_mean, c_ci = stats.mean_interval(costs)
+        tails = {}
+        for name, field in (("over_bound", "over_bound"), ("cvar", "cost_cvar"), ("cost_rate", "cost_rate")):
+            tails[f"{name}_mean"], tails[f"{name}_ci"] = _finite_interval([v for r in runs for v in getattr(r, field)])
         rows.append(dict(learner=learner, env=env, level=runs[0].level, safety_bound=bound, seeds=len(returns),
                          return_mean=r_mean, return_ci=r_ci, cost_mean=c_mean, cost_ci=c_ci,
-                         safe=bool(c_mean < bound), runs=tuple(str(r.run_dir) for r in runs)))
+                         safe=bool(c_mean < bound), runs=tuple(str(r.run_dir) for r in runs), **tails))
     best: dict[tuple[str, float], float] = {}
     for row in rows:
         if row["safe"] and not math.isnan(row["return_mean"]):
@@ -115,6 +128,12 @@ def _cells(results: Sequence[RunResult]) -> list[CellSummary]:
     cells = [CellSummary(**row, win=row["safe"] and row["return_mean"] == best.get((row["env"], row["safety_bound"])))
              for row in rows]
     return sorted(cells, key=lambda c: (c.env, c.safety_bound, c.learner))
+
+
+def _finite_interval(values: Sequence[float]) -> tuple[float, Interval]:
+    """:func:`stats.mean_interval` of the finite values; NaN and no interval when there is none."""
+    finite = [v for v in values if math.isfinite(v)]
+    return stats.mean_interval(finite) if finite else (math.nan, None)
 
 
 def _learner_rows(cells: Sequence[CellSummary]) -> list[LearnerSummary]:
@@ -196,9 +215,18 @@ def summarize(results: Sequence[RunResult], *, reps: int = stats.BOOTSTRAP_REPS,
 
 
 def _fmt(value: float, ci: Interval) -> str:
+    if math.isnan(value):
+        return "-"
     if ci is None:
         return f"{value:.2f}"
     return f"{value:.2f} ± {(ci[1] - ci[0]) / 2:.2f}"
+
+
+def _fmt_rate(value: float, ci: Interval) -> str:
+    """A cost rate: per step, so three more decimals than a cost."""
+    if math.isnan(value):
+        return "-"
+    return f"{value:.4f}" if ci is None else f"{value:.4f} ± {(ci[1] - ci[0]) / 2:.4f}"
 
 
 def _fmt_ci(value: float, ci: Sequence[float]) -> str:
@@ -215,12 +243,16 @@ def to_markdown(summary: Summary) -> str:
     """The summary as Markdown: cells, per-learner wins and safe %, IQMs and P(X > Y)."""
     pct = stats.CONFIDENCE * 100
     lines = [f"Final evaluation ({summary.policy} policy): mean over seeds ± half-width of the {pct:g}% "
-             "Student-t interval; safe: mean C < d; win: highest R among the safe learners of that env and bound.", ""]
+             "Student-t interval; safe: mean C < d; win: highest R among the safe learners of that env and bound. "
+             f"What a mean C hides, per seed then over seeds: P(C > d), the share of evaluation episodes over d; "
+             f"CVaR, the mean C of the worst {CVAR_ALPHA:.0%} of them; cost rate, cost per step over training "
+             "(- where a run's results predate them).", ""]
     lines += _md_table(
-        ["learner", "env", "level", "d", "seeds", "R", "C", "safe", "win"],
+        ["learner", "env", "level", "d", "seeds", "R", "C", "safe", "win", "P(C > d)", "CVaR C", "cost rate"],
         ([c.learner, c.env, _level_name(c.level), f"{c.safety_bound:g}", str(c.seeds),
           _fmt(c.return_mean, c.return_ci), _fmt(c.cost_mean, c.cost_ci), "yes" if c.safe else "no",
-          "win" if c.win else ""] for c in summary.cells))
+          "win" if c.win else "", _fmt(c.over_bound_mean, c.over_bound_ci), _fmt(c.cvar_mean, c.cvar_ci),
+          _fmt_rate(c.cost_rate_mean, c.cost_rate_ci)] for c in summary.cells))
     if any(c.return_ci is None for c in summary.cells):
         lines += ["", "Cells with one seed have no interval."]
     levels = summary.levels
@@ -255,7 +287,9 @@ def to_markdown(summary: Summary) -> str:
 
 
 CSV_FIELDS = ("learner", "env", "level", "safety_bound", "seeds", "return_mean", "return_ci_low", "return_ci_high",
-              "cost_mean", "cost_ci_low", "cost_ci_high", "safe", "win", "runs")
+              "cost_mean", "cost_ci_low", "cost_ci_high", "safe", "win", "runs", "over_bound_mean", "over_bound_ci_low",
+              "over_bound_ci_high", "cvar_mean", "cvar_ci_low", "cvar_ci_high", "cost_rate_mean", "cost_rate_ci_low",
+              "cost_rate_ci_high")
 
 
 def to_csv(summary: Summary) -> str:
@@ -265,8 +299,10 @@ def to_csv(summary: Summary) -> str:
     writer.writerow(CSV_FIELDS)
     for c in summary.cells:
         r_ci, c_ci = c.return_ci or ("", ""), c.cost_ci or ("", "")
+        tails = [x for mean, ci in ((c.over_bound_mean, c.over_bound_ci), (c.cvar_mean, c.cvar_ci),
+                                    (c.cost_rate_mean, c.cost_rate_ci)) for x in ("" if math.isnan(mean) else mean, *(ci or ("", "")))]
         writer.writerow([c.learner, c.env, "" if c.level is None else c.level, c.safety_bound, c.seeds, c.return_mean,
-                         *r_ci, c.cost_mean, *c_ci, c.safe, c.win, ";".join(c.runs)])
+                         *r_ci, c.cost_mean, *c_ci, c.safe, c.win, ";".join(c.runs), *tails])
     return buf.getvalue()
 
 

@@ -20,6 +20,8 @@ from typing import Any
 from crax import runs
 from crax.learners.shared.learner import Learner
 from crax.runs import checkpoint as ckpt
+from crax.runs.envs import trainer_for
+from crax.runs.transfer import INIT_PARTS, check_parts
 
 
 def transfer(learner: str | type[Learner], config: Any = None, env: str = "PointGoal3", *,
@@ -34,16 +36,20 @@ def transfer(learner: str | type[Learner], config: Any = None, env: str = "Point
     cls = runs.get_learner(learner)
     config = config if config is not None else cls.Config()
     first = config.total_steps // 2
+    ppo = runs.get_learner("ppo")
+    if from_run is None:  # a learner that cannot take PPO's parts is refused before PPO trains
+        ppo_fields = {f.name for f in dataclasses.fields(ppo.Config)}
+        shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in ppo_fields}
+        ppo_config = ppo.Config(**{**shared, "total_steps": first})
+        target_env = runs.make_env(env, env_kwargs)
+        check_parts(trainer_for(ppo, ppo_config, target_env), trainer_for(cls, config, target_env),
+                    INIT_PARTS, "the PPO phase")
     if run_dir is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         run_dir = Path(runs_root) / f"{env}-transfer-{cls.name}-{stamp}"
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if from_run is None:
-        ppo = runs.get_learner("ppo")
-        ppo_fields = {f.name for f in dataclasses.fields(ppo.Config)}
-        shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in ppo_fields}
-        ppo_config = ppo.Config(**{**shared, "total_steps": first})
         runs.complete_run(ppo, ppo_config, env, run_dir / "ppo", progress=progress, env_kwargs=env_kwargs)
         from_run = run_dir / "ppo"
     else:

@@ -27,9 +27,12 @@ def test_deterministic_evaluation_is_the_mean_action_and_stochastic_samples(trai
     ev = jax.device_get(trainer.evaluate(state, jax.random.key(5)))
     assert set(ev) == {"stochastic", "deterministic"}
     for mode in ev:
-        assert {k: v.shape for k, v in ev[mode].items()} == {k: (1, 6) for k in ("return", "cost", "length")}
+        keys = ("return", "cost", "length", "over_bound", "costly_steps")
+        assert {k: v.shape for k, v in ev[mode].items()} == {k: (1, 6) for k in keys}
         np.testing.assert_array_equal(ev[mode]["length"], T)
         np.testing.assert_array_equal(ev[mode]["cost"], T)  # hazard_y = −10: every step costs 1
+        np.testing.assert_array_equal(ev[mode]["costly_steps"], T)
+        np.testing.assert_array_equal(ev[mode]["over_bound"], float(T > trainer.config.safety_bound))
 
     # the deterministic episodes by hand: the same start states, tanh of the mean action
     learner = trainer.learner(state)
@@ -98,3 +101,17 @@ def test_desync_off_starts_every_env_at_step_zero():
     state = trainer.init(jax.random.key(1))
     np.testing.assert_array_equal(state.env.info["steps"], 0)
     np.testing.assert_array_equal(state.env.info["episode"]["partial"], 0)
+
+
+def test_an_evaluation_summary_reports_the_cost_tail_a_mean_hides():
+    """Ten episodes, one of them far over the bound: the mean hides it, the tail statistics do not."""
+    from crax.runs.results import eval_summary
+
+    cost = np.array([[0, 0, 0, 0, 0, 0, 0, 0, 2, 90]], np.float32)
+    ev = {"stochastic": {"return": np.ones((1, 10)), "cost": cost, "length": np.full((1, 10), 100.0),
+                         "over_bound": (cost > 25).astype(np.float32), "costly_steps": np.minimum(cost, 100)}}
+    s = eval_summary(ev, 0)["stochastic"]
+    assert s["cost"] == pytest.approx(9.2) and s["over_bound"] == pytest.approx(0.1)
+    assert s["cost_cvar"] == pytest.approx(90.0)  # the worst tenth: one episode of ten
+    assert s["costly_step_fraction"] == pytest.approx(92 / 1000)
+    assert eval_summary(ev, None)["stochastic"]["cost_cvar"] == pytest.approx(90.0)

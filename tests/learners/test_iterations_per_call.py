@@ -15,7 +15,7 @@ from flax import nnx
 from crax import runs as crax_runs
 from crax.learners import PPO, Multiplier, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
-from crax.runs import training
+from crax.runs import loop
 from crax.runs.metrics import read_metrics
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
@@ -92,7 +92,7 @@ def test_a_call_with_two_evaluations_due_ends_at_the_first_so_every_one_runs(tmp
     (0, 100, set(), 10),
 ])
 def test_call_length(start, stage_end, evals, length):
-    assert training._call_length(start, 10, stage_end, evals) == length
+    assert loop.call_length(start, 10, stage_end, evals) == length
 
 
 class PoisonedPPO(PPO):

@@ -71,10 +71,14 @@ def test_train_main_writes_run_folder_and_resume_continues(tmp_path, capsys):
     assert json.loads((run_dir / "config.json").read_text())["config"]["total_steps"] == 6 * STEPS_PER_ITER
     results = json.loads((run_dir / "results.json").read_text())
     assert results["env_steps"] == 6 * STEPS_PER_ITER and len(results["final"]) == 1
+    step_costs = [r["constraint/step_cost"] for r in read_metrics(run_dir) if "constraint/step_cost" in r]
+    assert len(step_costs) == 6 and results["final"][0]["cost_rate"] == pytest.approx(np.mean(step_costs))
+    assert {"over_bound", "cost_cvar", "costly_step_fraction"} <= set(results["final"][0]["stochastic"])
 
     eval_cli.eval_main([str(run_dir), "--episodes", "3"])
     out = capsys.readouterr().out
     assert "mean return" in out and ("-> safe" in out or "-> not safe" in out)
+    assert "over bound" in out and "CVaR0.1" in out and "costly steps" in out
 
 
 def test_resume_restores_learner_state_exactly(tmp_path):

@@ -14,7 +14,7 @@ from crax import runs
 from crax.cli.studies import curriculum_main, transfer_main
 from crax.learners import PPO, PPOLag, Trainer
 from crax.runs import checkpoint as ckpt
-from crax.runs import training
+from crax.runs import transfer as run_transfer
 from crax.runs.metrics import read_metrics
 from crax.studies.curriculum import stage_ids
 from crax.studies.transfer import transfer
@@ -116,7 +116,8 @@ def test_transfer_copies_policy_reward_critic_normalizer_and_resets_the_rest(tmp
     # the start of the safe phase, rebuilt the way the runs builds it
     trainer = Trainer(PPOLag, dataclasses.replace(config, total_steps=128), runs.make_env(TOY_ENV_ID))
     fresh = trainer.init(jax.random.split(jax.random.key(config.seed))[0])
-    start = training._initial_model(trainer, fresh, {"run_dir": str(ppo_dir), "parts": list(training.INIT_PARTS)})
+    plan = run_transfer.plan_transfer(ppo_dir, run_transfer.INIT_PARTS, trainer)
+    start = run_transfer.initial_model(trainer, fresh, plan)
     ppo_trainer = Trainer(PPO, tiny(PPO.Config, total_steps=128, num_evals=1), runs.make_env(TOY_ENV_ID))
     ppo_final = ckpt.load_checkpoint(ppo_dir, ppo_trainer.abstract_state())["state"].model
     for part in ("actor", "reward_critic", "normalizer"):

@@ -292,9 +292,10 @@ class BaseTrainer:
     def evaluate(self, state: TrainState, key: jax.Array) -> dict[str, dict[str, jax.Array]]:
         """One episode per eval env and seed, for the stochastic and the deterministic policy.
 
-        Returns ``{"stochastic": {...}, "deterministic": {...}}``, each mapping ``return``, ``cost``
-        and ``length`` to per-episode arrays of shape ``(num_seeds, eval_envs)``. Both policies
-        start from the same initial states.
+        Returns ``{"stochastic": {...}, "deterministic": {...}}``, each mapping ``return``, ``cost``,
+        ``length``, ``over_bound`` (1 where the episode's cost exceeds ``safety_bound``) and
+        ``costly_steps`` (its steps with a positive cost) to per-episode arrays of shape
+        ``(num_seeds, eval_envs)``. Both policies start from the same initial states.
         """
         return self.evaluate_model(state.model, key)
 
@@ -317,20 +318,22 @@ class BaseTrainer:
         zeros = jnp.zeros((n,), jnp.float32)
 
         def step(carry, k):
-            s, ret, cost, length, finished = carry
+            s, ret, cost, length, costly, finished = carry
             loc, scale = learner.policy(s.obs)
             u = jnp.where(deterministic, loc, loc + scale * jax.random.normal(k, loc.shape))
             s = env.step(s, learner.env_action(u))
+            costly = costly + ((s.cost > 0) & ~finished)
             first = (s.metrics["episode/done"] > 0) & ~finished
             ret = jnp.where(first, s.metrics["episode/return"], ret)
             cost = jnp.where(first, s.metrics["episode/cost"], cost)
             length = jnp.where(first, s.metrics["episode/length"], length)
-            return (s, ret, cost, length, finished | first), None
+            return (s, ret, cost, length, costly, finished | first), None
 
-        init = (env.reset(k_reset), zeros, zeros, zeros, jnp.zeros((n,), bool))
+        init = (env.reset(k_reset), zeros, zeros, zeros, zeros, jnp.zeros((n,), bool))
         keys = jax.random.split(k_act, self.episode_length)
-        (_, ret, cost, length, _), _ = jax.lax.scan(step, init, keys)
-        return {"return": ret, "cost": cost, "length": length}
+        (_, ret, cost, length, costly, _), _ = jax.lax.scan(step, init, keys)
+        over = (cost > self.config.safety_bound).astype(jnp.float32)
+        return {"return": ret, "cost": cost, "length": length, "over_bound": over, "costly_steps": costly}
 
 
 def finite_flag(model, metrics: dict[str, jax.Array]) -> jax.Array:
