@@ -33,7 +33,8 @@ from flax import nnx
 
 from crax.learners.families import make_trainer
 from crax.learners.trust_region.cpo import CPO
-from crax.learners.trust_region.family import EPS, PolicySpace, linearize
+from crax.learners.trust_region.family import PolicySpace, linearize
+from crax.learners.trust_region.steps import EPS
 from crax.runs import checkpoint as ckpt
 from crax.runs.envs import get_learner, make_env
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent / "crax"
 # Layers, lowest first; a module may import its own layer and those below it.
 LAYERS = [
     ("crax.core", "crax.devices"),
-    ("crax.bodies", "crax.sensors", "crax.objects", "crax.learners"),
+    ("crax.bodies", "crax.sensors", "crax.objects", "crax.learners", "crax.vision"),
     ("crax.costs",),
     ("crax.suites",),
     ("crax.plugins",),

@@ -11,7 +11,6 @@ from flax import nnx
 from crax.core.env import EpisodeStats, Wrapper
 from crax.learners import CRPO, FOCOPS, P3O, PPO, PPOPID, ConstrainedPPO, PolicyBatch, PPOCost, PPOLag, PPOSaute
 from crax.learners.on_policy.family import IterationBatch
-from crax.learners.on_policy.focops import focops_loss
 from crax.learners.shared.budget_envs import SauteBudget
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
@@ -132,21 +131,19 @@ def test_p3o_penalty_reads_cost_advantages_in_cost_per_step():
     assert float(jnp.max(metrics["adv_c_max"])) == pytest.approx(0.5)
 
 
-def test_focops_kl_mask_and_target():
-    kl = jnp.asarray([0.0, 0.01, 0.05])
-    ratio = jnp.asarray([1.0, 1.2, 0.9])
-    adv = jnp.asarray([1.0, 2.0, 3.0])
-    loss, mask = focops_loss(kl, ratio, adv, 1.5, 0.02)
-    np.testing.assert_array_equal(mask, [1.0, 1.0, 0.0])
-    per_state = np.asarray(kl) - np.asarray(ratio) * np.asarray(adv) / 1.5
-    assert float(loss) == pytest.approx(np.mean(per_state * [1, 1, 0]), rel=1e-5)
-    # The masked state contributes no gradient.
-    grad = jax.grad(lambda r: focops_loss(kl, r, adv, 1.5, 0.02)[0])(ratio)
-    assert float(grad[2]) == 0.0 and float(grad[0]) != 0.0
+def test_focops_mixes_the_advantages_and_masks_its_loss():
     # FOCOPS mixes the advantages as PPO-Lag does: (Â_r − ν Â_c)/(1 + ν)
-    learner = make(FOCOPS, lambda_init=0.5)
+    learner = make(FOCOPS, lambda_init=0.5, focops_lambda=1.5, kl_delta=0.02)
     np.testing.assert_allclose(learner.advantage(jnp.asarray([1.0]), jnp.asarray([0.5]), jnp.asarray(0.0)),
                                [(1.0 - 0.25) / 1.5], rtol=1e-6)
+    # its policy loss is the masked KL-regularized target on that mix (focops_loss's own equation:
+    # test_losses_on_policy.py), with the fraction of states inside the trust region
+    b = batch([1.0, 1.2, 0.9], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0], 0.0, kl=[0.0, 0.01, 0.05])
+    loss, aux = learner.policy_loss(b)
+    adv = np.asarray([1.0, 2.0, 3.0]) / 1.5
+    per_state = np.asarray([0.0, 0.01, 0.05]) - np.asarray([1.0, 1.2, 0.9]) * adv / 1.5
+    assert float(loss) == pytest.approx(np.mean(per_state * [1, 1, 0]), rel=1e-5)
+    assert float(aux["policy/trust_region_fraction"]) == pytest.approx(2 / 3)
 
 
 def test_focops_nu_by_the_lagrangian_rule():

@@ -22,6 +22,7 @@ from crax.learners import (
     CPPOPID,
     IPO,
     PDO,
+    PPO,
     RCPO,
     TRPO,
     TRPOPID,
@@ -30,6 +31,7 @@ from crax.learners import (
     PPOEarlyTerminated,
     PPOSaute,
     PPOSimmerPID,
+    SACLag,
     Trainer,
     TRPOEarlyTerminated,
     TRPOSaute,
@@ -39,8 +41,10 @@ from crax.learners.shared.budget_envs import SauteBudget, SimmerBudget
 from crax.learners.shared.networks import gaussian_kl, gaussian_log_prob
 from crax.learners.trust_region import family as trust_region
 from crax.learners.trust_region.family import PolicySpace
+from crax.runs.envs import trainer_for
 from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
+from tests.learners.test_off_policy import small
 from tests.learners.toy_env import ToyEnv
 
 DATA = load("baselines")
@@ -388,6 +392,21 @@ def test_early_termination_sits_under_episode_stats():
     assert float(state.done) == 1 and float(state.metrics["episode/done"]) == 1
     assert float(state.metrics["episode/cost"]) == 2.0 and float(state.metrics["episode/return"]) == 1.0
     assert float(state.metrics["early_termination/terminated"]) == 1
+
+
+@pytest.mark.parametrize("cls", [PPO, SACLag], ids=lambda c: c.name)
+def test_any_learner_trains_on_early_terminated_episodes_and_evaluates_whole_ones(cls):
+    """``early_termination`` on a learner of either family: every ToyEnv step costs 1 (hazard below y = −10),
+    so a training episode ends at its third step (3 > d = 2); an evaluation episode runs all 16."""
+    config = tiny(cls.Config, safety_bound=2.0, early_termination=True) if cls is PPO else small(SACLag, safety_bound=2.0,
+                                                                                                 early_termination=True)
+    trainer = trainer_for(cls, config, ToyEnv(episode_length=16, hazard_y=-10.0))
+    state, metrics = trainer.run(trainer.init(jax.random.key(0)), 4)  # past the desynchronised first episodes
+    ended = np.asarray(metrics["episode/count"]) > 0
+    assert ended.any() and (np.asarray(metrics["episode/length"])[ended] == 3).all()
+    ev = jax.device_get(trainer.evaluate(state, jax.random.key(1)))
+    np.testing.assert_array_equal(ev["stochastic"]["length"], 16)
+    np.testing.assert_array_equal(ev["stochastic"]["cost"], 16)
 
 
 # ---- every new learner trains ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ from flax import nnx
 
 from crax.core.params import ranged
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLearner
+from crax.learners.off_policy.losses import objective_loss
 from crax.learners.shared.networks import MLP, Activation
 
 
@@ -69,5 +70,5 @@ class DDPG(OffPolicyLearner):
 
     def actor_loss(self, actor, x, key):
         q_r, q_c = self.critics(x, jnp.tanh(actor(x)))
-        loss = -jnp.mean(self.objective(q_r[0], q_c if self.cost_terms else q_c[..., 0]))
+        loss = objective_loss(self.objective(q_r[0], q_c if self.cost_terms else q_c[..., 0]))
         return loss, {"loss/actor": loss}

@@ -20,7 +20,8 @@ gradient steps on batches drawn from it, all inside one jitted call. Algorithms 
 The constraint signal is the PPO family's: v = ĉ − d/T with ĉ the mean per-step cost of the
 iteration's rollout, one multiplier step per iteration. The cost critic estimates the discounted
 cost, bootstrapping from its target clipped at 0 (costs are never negative); the actor trades it
-against the reward through the multiplier. ``tests/learners/test_omnisafe_off_policy.py`` checks the
+against the reward through the multiplier. The targets' and losses' arithmetic is pure functions in
+:mod:`crax.learners.off_policy.losses`; ``tests/learners/test_omnisafe_off_policy.py`` checks the
 targets, losses and gradients against OmniSafe 0.5's own code.
 """
 
@@ -35,6 +36,7 @@ import optax
 from flax import nnx
 
 from crax.core.params import ranged
+from crax.learners.off_policy.losses import cost_target, critic_losses, polyak, reward_target
 from crax.learners.rules import LagrangianFields, PIDFields
 from crax.learners.shared.config import ConstraintConfig, RunConfig
 from crax.learners.shared.learner import Learner
@@ -184,7 +186,7 @@ def standard_normal(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 
 def soft_update(target: nnx.Module, online: nnx.Module, tau: float | jax.Array) -> None:
     """target ← (1 − τ)·target + τ·online, parameter by parameter, in place."""
-    new = jax.tree.map(lambda t, o: (1.0 - tau) * t + tau * o, nnx.state(target, nnx.Param), nnx.state(online, nnx.Param))
+    new = jax.tree.map(lambda t, o: polyak(t, o, tau), nnx.state(target, nnx.Param), nnx.state(online, nnx.Param))
     nnx.update(target, new)
 
 
@@ -283,26 +285,24 @@ class OffPolicyLearner(Learner):
     def targets(self, batch: dict[str, jax.Array], key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """The critics' regression targets ``y_r = s·r + d·(min Q'_r(s', a') + bonus)`` and
         ``y_c = c + d·max(Q'_c(s', μ(s')), 0)``, d the stored discount (γ^k, 0 after a termination),
-        a' the :meth:`target_action` and μ(s') the online actor's :meth:`deterministic_action`."""
+        a' the :meth:`target_action` and μ(s') the online actor's :meth:`deterministic_action`
+        (:func:`~crax.learners.off_policy.losses.reward_target`, :func:`~crax.learners.off_policy.losses.cost_target`)."""
         x_next = self.normalize(batch["next_obs"])
         a_next, logp = self.target_action(x_next, key)
-        v_r = jnp.min(self.target_critics.reward(x_next, a_next), axis=0) + self.entropy_bonus(logp)
+        q_r = self.target_critics.reward(x_next, a_next)
+        bonus = self.entropy_bonus(logp)
         # OmniSafe's DDPG, TD3 and SAC share one cost update: the target critic at the online actor's
         # deterministic action, with neither smoothing noise nor a sample (docs/DECISIONS.md, decision 79)
         q_c = self.target_critics.cost(x_next, self.deterministic_action(x_next))
-        disc = batch["discount"]
-        y_r = self.config.reward_scaling * batch["reward"] + disc * v_r
-        # Costs are never negative, nor is their discounted sum: a negative Q'_c is an error the actor
-        # seeks out (it lowers λ·Q_c), and bootstrapping from it would teach it back (docs/DECISIONS.md, decision 68).
-        y_c = batch["cost"].reshape(q_c.shape) + disc[:, None] * jnp.maximum(q_c, 0.0)
+        y_r = reward_target(batch["reward"], batch["discount"], q_r, bonus, self.config.reward_scaling)
+        y_c = cost_target(batch["cost"], batch["discount"], q_c)  # bootstraps from max(Q'_c, 0) (decision 68)
         return jax.lax.stop_gradient(y_r), jax.lax.stop_gradient(y_c)
 
     def critic_loss(self, critics: Critics, x: jax.Array, action: jax.Array, y_r: jax.Array,
                     y_c: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
         """Mean squared TD errors of both reward twins and of the cost critic's outputs."""
         q_r, q_c = critics(x, action)
-        loss_r = jnp.mean(jnp.sum((q_r - y_r[None]) ** 2, axis=0))
-        loss_c = jnp.mean(jnp.sum((q_c - y_c) ** 2, axis=-1))
+        loss_r, loss_c = critic_losses(q_r, q_c, y_r, y_c)
         return loss_r + loss_c, {"loss/critic_reward": loss_r, "loss/critic_cost": loss_c,
                                  "q/reward": q_r.mean(), "q/cost": q_c.mean()}
 

@@ -12,7 +12,8 @@ from flax import nnx
 
 from crax.core.params import ranged
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLearner, standard_normal, value_and_grad
-from crax.learners.shared.networks import TanhGaussianActor, gaussian_log_prob
+from crax.learners.off_policy.losses import objective_loss, soft_value, squash, temperature_loss
+from crax.learners.shared.networks import TanhGaussianActor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,20 +39,9 @@ class Temperature(nnx.Module):
         return jnp.exp(self.log_alpha[...])
 
 
-def tanh_log_det(u: jax.Array) -> jax.Array:
-    """Σ log(1 − tanh(u)²) over the last axis, as 2·(log 2 − u − softplus(−2u)): exact where 1 − tanh(u)²
-    rounds to 0 in float32 (OmniSafe's ``GaussianSACActor.log_prob``)."""
-    return jnp.sum(2.0 * (jnp.log(2.0) - u - jax.nn.softplus(-2.0 * u)), axis=-1)
-
-
-def squash(loc: jax.Array, scale: jax.Array, noise: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The action ``tanh(u)``, u = loc + scale·noise, and its log-density with the tanh correction."""
-    u = loc + scale * noise
-    return jnp.tanh(u), gaussian_log_prob(u, loc, scale) - tanh_log_det(u)
-
-
 def squashed_sample(actor: Callable[[jax.Array], tuple[jax.Array, jax.Array]], x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """A reparameterized action ``tanh(u)``, u ~ N(loc, scale), and its log-density (:func:`squash`)."""
+    """A reparameterized action ``tanh(u)``, u ~ N(loc, scale), and its log-density
+    (:func:`~crax.learners.off_policy.losses.squash`)."""
     loc, scale = actor(x)
     return squash(loc, scale, standard_normal(key, loc.shape))
 
@@ -104,8 +94,8 @@ class SAC(OffPolicyLearner):
         action, logp = squashed_sample(actor, x, key)
         q_r, q_c = self.critics(x, action)
         # the entropy term is on the reward's side of the mix, so a multiplier divides it by 1 + λ too
-        soft_q = jnp.min(q_r, axis=0) - self.alpha() * logp
-        loss = -jnp.mean(self.objective(soft_q, q_c if self.cost_terms else q_c[..., 0]))
+        soft_q = soft_value(q_r, self.alpha(), logp)
+        loss = objective_loss(self.objective(soft_q, q_c if self.cost_terms else q_c[..., 0]))
         return loss, {"loss/actor": loss, "policy/entropy": -logp.mean()}
 
     def extra_update(self, optimizers, x, key):
@@ -115,7 +105,7 @@ class SAC(OffPolicyLearner):
         gap = jax.lax.stop_gradient(logp + self.entropy_target)
 
         def loss(temperature, gap):
-            value = -jnp.mean(temperature.log_alpha[...] * gap)
+            value = temperature_loss(temperature.log_alpha[...], gap)
             return value, {"loss/alpha": value}
 
         (_, metrics), grads = value_and_grad(loss, self.temperature, gap)

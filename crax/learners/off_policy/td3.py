@@ -12,6 +12,7 @@ from flax import nnx
 from crax.core.params import ranged
 from crax.learners.off_policy.ddpg import DDPG, DDPGFields, DeterministicActor
 from crax.learners.off_policy.family import OffPolicyConfig, standard_normal
+from crax.learners.off_policy.losses import smoothed_action
 
 __all__ = ["TD3", "DeterministicActor", "TD3Config", "TD3Fields"]
 
@@ -56,8 +57,8 @@ class TD3(DDPG):
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         c = self.config
         action = jnp.tanh(self.target_actor(x))
-        noise = jnp.clip(c.target_noise * standard_normal(key, action.shape), -c.noise_clip, c.noise_clip)
-        return jnp.clip(action + noise, -1.0, 1.0), jnp.zeros(action.shape[:-1])
+        noise = standard_normal(key, action.shape)
+        return smoothed_action(action, noise, c.target_noise, c.noise_clip), jnp.zeros(action.shape[:-1])
 
     def actor_due(self, step: jax.Array) -> jax.Array:
         return step % self.config.policy_delay == 0

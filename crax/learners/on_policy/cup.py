@@ -6,13 +6,21 @@ import dataclasses
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PPOConfig, clipped_surrogate
-from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer, weighted_cost
-from crax.learners.shared.networks import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PPOConfig
+from crax.learners.on_policy.losses import (
+    clip_fraction,
+    cup_cost_coef,
+    cup_performance_loss,
+    cup_projection_loss,
+    mean_entropy,
+    mean_kl,
+    probability_ratio,
+)
+from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer
+from crax.learners.shared.networks import gaussian_kl
 from crax.learners.shared.optimizers import actor_optimizer
 
 
@@ -40,9 +48,9 @@ def projection_loss(actor: nnx.Module, mb: dict[str, jax.Array], lam: jax.Array,
     ``CUP._loss_pi_cost``): ``mb`` holds the actor's inputs ``x``, ``u``, the rollout's ``logp``, ``adv_c``
     and the performance step's policy ``perf_loc``/``perf_scale``; ``coef`` is (1 − γλ_GAE)/(1 − γ)."""
     loc, scale = actor(mb["x"])
-    ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
+    ratio = probability_ratio(mb["u"], loc, scale, mb["logp"])
     kl = gaussian_kl(loc, scale, mb["perf_loc"], mb["perf_scale"])
-    loss = jnp.mean(coef * ratio * weighted_cost(lam, mb["adv_c"], ratio) + kl)
+    loss = cup_projection_loss(ratio, mb["adv_c"], kl, lam, coef)
     return loss, {"loss/cup_projection": loss}
 
 
@@ -74,18 +82,18 @@ class CUP(ConstrainedPPO):
         start = jax.lax.stop_gradient(self.actor(x))
         samples = {**batch.samples, "x": x}
         lam = self.rule.weight()
-        coef = (1.0 - c.discounting * c.gae_lambda) / (1.0 - c.discounting + 1e-8)
+        coef = cup_cost_coef(c.discounting, c.gae_lambda)
 
         def kl_from(ref):
-            return lambda actor: jnp.mean(gaussian_kl(ref[0], ref[1], *actor(x)))
+            return lambda actor: mean_kl(ref[0], ref[1], *actor(x))
 
         def performance(actor, mb):
             loc, scale = actor(mb["x"])
-            ratio = jnp.exp(gaussian_log_prob(mb["u"], loc, scale) - mb["logp"])
-            entropy = jnp.mean(gaussian_entropy(scale))
-            loss = -clipped_surrogate(ratio, mb["adv_r"], c.clip_epsilon) - c.entropy_cost * entropy
+            ratio = probability_ratio(mb["u"], loc, scale, mb["logp"])
+            entropy = mean_entropy(scale)
+            loss = cup_performance_loss(ratio, mb["adv_r"], entropy, c.clip_epsilon, c.entropy_cost)
             return loss, {"loss/policy": loss, "policy/entropy": entropy,
-                          "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon)}
+                          "policy/clip_fraction": clip_fraction(ratio, c.clip_epsilon)}
 
         def projection(actor, mb):
             return projection_loss(actor, mb, lam, coef)

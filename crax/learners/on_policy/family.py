@@ -16,7 +16,9 @@ override only hooks:
   critics' value loss together; the trust-region learners (:mod:`crax.learners.trust_region.family`)
   regress the critics alone (:meth:`ConstrainedPPO.fit_critics`) and step the actor their own way.
 
-The loop that calls the hooks is :class:`crax.learners.on_policy.trainer.Trainer`.
+The loop that calls the hooks is :class:`crax.learners.on_policy.trainer.Trainer`. The loss arithmetic the
+hooks evaluate (clipped surrogate, value regression, P3O's, FOCOPS's and CUP's losses) is pure functions in
+:mod:`crax.learners.on_policy.losses`.
 """
 
 from __future__ import annotations
@@ -32,18 +34,19 @@ import optax
 from flax import nnx, struct
 
 from crax.core.params import ranged
+from crax.learners.on_policy.losses import (
+    clip_fraction,
+    clipped_surrogate,
+    combined_loss,
+    mean_entropy,
+    mean_kl,
+    probability_ratio,
+    value_regression,
+)
 from crax.learners.shared.config import ConstraintConfig, RunConfig
 from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.shared.learner import Learner
-from crax.learners.shared.networks import (
-    MLP,
-    Activation,
-    ActorStd,
-    TanhGaussianActor,
-    gaussian_entropy,
-    gaussian_kl,
-    gaussian_log_prob,
-)
+from crax.learners.shared.networks import MLP, Activation, ActorStd, TanhGaussianActor, gaussian_kl
 from crax.learners.shared.optimizers import GradClip, LrDecay, learner_optimizer
 
 CostAdvantage = Literal["center", "standardize", "none"]
@@ -218,12 +221,6 @@ def adam(config: PPOConfig) -> optax.GradientTransformation:
     return learner_optimizer(config)
 
 
-def clipped_surrogate(ratio: jax.Array, adv: jax.Array, clip_epsilon: float) -> jax.Array:
-    """PPO's pessimistic clipped surrogate (to maximize), mean over the batch."""
-    clipped = jnp.clip(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
-    return jnp.mean(jnp.minimum(ratio * adv, clipped * adv))
-
-
 class ConstrainedPPO(Learner):
     """Actor, reward critic, cost critic, observation normalizer and multiplier state, plus hooks.
 
@@ -255,7 +252,8 @@ class ConstrainedPPO(Learner):
         return self.mix(adv_r, adv_c)
 
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        """Penalty hook: the policy loss (to minimize) and extra metrics. Default: −clip surrogate."""
+        """Penalty hook: the policy loss (to minimize) and extra metrics. Default: −clip surrogate
+        (:func:`~crax.learners.on_policy.losses.clipped_surrogate`)."""
         adv = self.advantage(batch.adv_r, batch.adv_c, batch.violation)
         return -clipped_surrogate(batch.ratio, adv, self.config.clip_epsilon), {}
 
@@ -285,7 +283,7 @@ class ConstrainedPPO(Learner):
 
         def stop(learner: nnx.Module) -> jax.Array:
             loc, scale = cast(ConstrainedPPO, learner).policy(obs)
-            return jnp.mean(gaussian_kl(start_loc, start_scale, loc, scale)) > target
+            return mean_kl(start_loc, start_scale, loc, scale) > target
 
         return stop
 
@@ -353,12 +351,8 @@ class ConstrainedPPO(Learner):
 
         def loss(params: nnx.State, b: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
             v_r, v_c = self._critics(nnx.merge(graphdef, params, rest), b["x"])
-            value_loss_r = jnp.mean((v_r - b["target_r"]) ** 2)
-            value_loss_c = jnp.mean(jnp.sum(((v_c - b["target_c"]) ** 2).reshape(v_c.shape[0], -1), axis=-1))
-            loss = value_loss_r + value_loss_c
-            if l2:
-                loss = loss + l2 * sum(jnp.sum(p**2) for p in jax.tree.leaves(params))
-            return coef * loss, {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
+            loss, value_loss_r, value_loss_c = value_regression(v_r, v_c, b["target_r"], b["target_c"], coef, l2, params)
+            return loss, {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
 
         batch = {"x": self.normalize(mb["obs"]), "target_r": mb["target_r"], "target_c": mb["target_c"]}
         rows = mb["obs"].shape[0]
@@ -373,22 +367,21 @@ class ConstrainedPPO(Learner):
         """PPO's minibatch loss: :meth:`policy_loss` + the critics' value loss − ``entropy_cost`` × entropy."""
         c = self.config
         loc, scale = self.policy(mb["obs"])
-        log_ratio = gaussian_log_prob(mb["u"], loc, scale) - mb["logp"]
-        ratio = jnp.exp(log_ratio)
+        ratio = probability_ratio(mb["u"], loc, scale, mb["logp"])
         kl = gaussian_kl(loc, scale, mb["loc"], mb["scale"])
         policy_loss, extra = self.policy_loss(
             PolicyBatch(ratio=ratio, adv_r=mb["adv_r"], adv_c=mb["adv_c"], kl=kl, violation=violation)
         )
         value_loss, value_metrics = self.value_loss(mb)
-        entropy = jnp.mean(gaussian_entropy(scale))
-        loss = policy_loss + value_loss - c.entropy_cost * entropy
+        entropy = mean_entropy(scale)
+        loss = combined_loss(policy_loss, value_loss, entropy, c.entropy_cost)
         metrics = {
             "loss/total": loss,
             "loss/policy": policy_loss,
             **value_metrics,
             "policy/entropy": entropy,
             "policy/kl": jnp.mean(kl),
-            "policy/clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > c.clip_epsilon),
+            "policy/clip_fraction": clip_fraction(ratio, c.clip_epsilon),
             **extra,
         }
         return loss, metrics

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from crax.core.params import ranged
 from crax.learners.on_policy.family import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.on_policy.losses import focops_loss
 from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer
 
 
@@ -41,17 +42,10 @@ class FOCOPSConfig(LagrangianFields, PPOConfig):
     (FOCOPS.yaml's ``target_kl``; :meth:`~crax.learners.on_policy.family.ConstrainedPPO.kl_early_stop`)."""
 
 
-def focops_loss(kl: jax.Array, ratio: jax.Array, adv: jax.Array, temperature: float,
-                delta: float) -> tuple[jax.Array, jax.Array]:
-    """Mean over states of ``(KL − ρ Â/λ_f) · 1[KL ≤ δ]`` (Â the mixed advantage); also returns the mask."""
-    mask = (kl <= delta).astype(kl.dtype)
-    per_state = kl - ratio * adv / temperature
-    return jnp.mean(per_state * jax.lax.stop_gradient(mask)), mask
-
-
 class FOCOPS(ConstrainedPPO):
     """Per-state ``KL(π_θ ‖ π_old) − (1/λ_f) ρ (Â_r − ν Â_c)/(1 + ν)``, masked where KL > δ; ν (the
-    ``lagrange`` multiplier) by the Lagrangian rule, as OmniSafe's FOCOPS steps it."""
+    ``lagrange`` multiplier) by the Lagrangian rule, as OmniSafe's FOCOPS steps it
+    (:func:`~crax.learners.on_policy.losses.focops_loss`)."""
 
     name: ClassVar[str] = "focops"
     Config: ClassVar[type[PPOConfig]] = FOCOPSConfig

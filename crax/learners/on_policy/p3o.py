@@ -7,10 +7,10 @@ import dataclasses
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 from flax import nnx
 
-from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PolicyBatch, PPOConfig, clipped_surrogate
+from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PolicyBatch, PPOConfig
+from crax.learners.on_policy.losses import p3o_loss
 from crax.learners.rules import ConstraintRule, KappaFields, KappaRule
 
 
@@ -20,17 +20,10 @@ class P3OConfig(KappaFields, PPOConfig):
     fixed κ = 20, and an optional multiplicative schedule for it)."""
 
 
-def cost_surrogate(ratio: jax.Array, adv_c: jax.Array) -> jax.Array:
-    """The cost surrogate mean(ρ Â_c) over the batch (unclipped, as OmniSafe's ``_loss_pi_cost``); one per
-    term when ``adv_c`` has a trailing term axis (per-term budgets)."""
-    if adv_c.ndim > ratio.ndim:
-        return jnp.mean(ratio[..., None] * adv_c, axis=0)
-    return jnp.mean(ratio * adv_c)
-
-
 class P3O(ConstrainedPPO):
     """Minimizes −L_r + Σ_k κ_k · max(0, mean(ρ Â_c,k) + J_c,k − d_k), L_r the clipped reward surrogate,
-    Â_c in cost per step (centred) and J_c − d = T·v the episode's excess (OmniSafe's ``P3O``)."""
+    Â_c in cost per step (centred) and J_c − d = T·v the episode's excess (OmniSafe's ``P3O``; the cost
+    surrogate unclipped, as its ``_loss_pi_cost``: :func:`~crax.learners.on_policy.losses.p3o_loss`)."""
 
     name: ClassVar[str] = "p3o"
     Config: ClassVar[type[PPOConfig]] = P3OConfig
@@ -46,7 +39,7 @@ class P3O(ConstrainedPPO):
         return super().policy_update(optimizer, IterationBatch(samples, batch.violation, batch.cost_scale), key)
 
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        reward_surr = clipped_surrogate(batch.ratio, batch.adv_r, self.config.clip_epsilon)
         excess = self.episode_length * batch.violation
-        penalty = jnp.maximum(0.0, cost_surrogate(batch.ratio, batch.adv_c) + excess)
-        return -reward_surr + jnp.sum(self.rule.weight() * penalty), {"loss/p3o_penalty": jnp.sum(penalty)}
+        loss, penalty = p3o_loss(batch.ratio, batch.adv_r, batch.adv_c, excess, self.rule.weight(),
+                                 self.config.clip_epsilon)
+        return loss, {"loss/p3o_penalty": penalty}

@@ -6,9 +6,9 @@ import dataclasses
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 
 from crax.learners.on_policy.family import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.on_policy.losses import surrogate
 from crax.learners.on_policy.omnisafe_defaults import OmniSafeLagrangeFields, OmniSafePPOConfig
 from crax.learners.rules import ConstraintRule, LagrangianRule
 
@@ -31,4 +31,4 @@ class PDO(ConstrainedPPO):
 
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
         adv = self.advantage(batch.adv_r, batch.adv_c, batch.violation)
-        return -jnp.mean(batch.ratio * adv), {}
+        return -surrogate(batch.ratio, adv), {}

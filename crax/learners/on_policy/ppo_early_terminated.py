@@ -1,23 +1,25 @@
-"""PPO-early-terminated: PPO on the early-terminated env (OmniSafe's ``PPOEarlyTerminated``), through the
-environment hook only: an episode ends once its cost passes ``safety_bound``."""
+"""PPO-early-terminated: PPO with ``early_termination`` on (OmniSafe's ``PPOEarlyTerminated``): a training
+episode ends once its cost passes ``safety_bound`` (:mod:`crax.core.early_termination`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
-from crax.core.early_termination import terminate_early
-from crax.core.env import Env
 from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
 from crax.learners.on_policy.omnisafe_defaults import OmniSafePPOConfig
 
 
+@dataclasses.dataclass(frozen=True)
+class PPOEarlyTerminatedConfig(OmniSafePPOConfig):
+    """OmniSafe's PPO defaults (PPOEarlyTerminated.yaml's clip and entropy) with early termination on."""
+
+    early_termination: bool = True
+    """End a training episode once its cost passes ``safety_bound`` (OmniSafe's ``cost_limit``)."""
+
+
 class PPOEarlyTerminated(ConstrainedPPO):
-    """PPO (PPOEarlyTerminated.yaml's clip and entropy) on :func:`crax.core.early_termination.terminate_early`
-    ``(env, safety_bound)``: ``safety_bound`` is OmniSafe's ``cost_limit``."""
+    """PPO on the early-terminated env: ``early_termination``, which any learner takes, on by default."""
 
     name: ClassVar[str] = "ppo-early-terminated"
-    Config: ClassVar[type[PPOConfig]] = OmniSafePPOConfig
-
-    @classmethod
-    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        return terminate_early(env, config.safety_bound)
+    Config: ClassVar[type[PPOConfig]] = PPOEarlyTerminatedConfig

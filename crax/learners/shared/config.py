@@ -101,6 +101,9 @@ class ConstraintConfig:
     """δ of ``constraint_kind="chance"``: the allowed probability that an episode's cost exceeds d."""
     cvar_alpha: float = ranged(0.1, gt=0, lt=1)
     """α of ``constraint_kind="cvar"``: the worst fraction of episodes whose mean cost is bounded."""
+    early_termination: bool = False
+    """End a training episode, with no reward on its last step, once its cost passes ``safety_bound``
+    (Sun et al. 2021; OmniSafe's ``EarlyTerminatedAdapter``): any learner; evaluation runs whole episodes."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
     learner then keeps one cost-value output and one multiplier per term, each driven by its own

@@ -10,32 +10,36 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 
-def _mask(costs: jax.Array, mask: jax.Array | None) -> jax.Array:
+def _mask(costs: jax.Array, mask: ArrayLike | None) -> jax.Array:
     if mask is None:
         return jnp.ones(costs.shape, bool)
+    mask = jnp.asarray(mask)
     return jnp.broadcast_to(jnp.reshape(mask, mask.shape + (1,) * (costs.ndim - mask.ndim)), costs.shape).astype(bool)
 
 
-def masked_mean(costs: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+def masked_mean(costs: ArrayLike, mask: ArrayLike | None = None) -> jax.Array:
     """The mean over the flagged episodes (0 when none is)."""
+    costs = jnp.asarray(costs)
     m = _mask(costs, mask)
     return jnp.sum(jnp.where(m, costs, 0.0), axis=0) / jnp.maximum(jnp.sum(m, axis=0), 1)
 
 
-def exceedance(costs: jax.Array, bound: float | jax.Array, mask: jax.Array | None = None) -> jax.Array:
+def exceedance(costs: ArrayLike, bound: ArrayLike, mask: ArrayLike | None = None) -> jax.Array:
     """The fraction of the flagged episodes whose cost exceeds ``bound``: P(C > d) estimated."""
-    return masked_mean((costs > bound).astype(jnp.float32), mask)
+    return masked_mean((jnp.asarray(costs) > bound).astype(jnp.float32), mask)
 
 
-def cvar(costs: jax.Array, alpha: float, mask: jax.Array | None = None) -> jax.Array:
+def cvar(costs: ArrayLike, alpha: float, mask: ArrayLike | None = None) -> jax.Array:
     """CVaR_α of the episodic cost: the mean of its worst ``alpha`` fraction (Rockafellar and Uryasev's
     estimator on the flagged episodes: with ``k = α·n`` of ``n`` episodes, the ``⌊k⌋`` largest costs and
     the next one weighted ``k − ⌊k⌋``, over ``k``). ``alpha = 1`` is the mean; small ``alpha`` tends to
     the maximum. 0 when no episode is flagged."""
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    costs = jnp.asarray(costs)
     m = _mask(costs, mask)
     ranked = -jnp.sort(jnp.where(m, -costs, jnp.inf), axis=0)  # worst first; unflagged (−inf) last
     k = alpha * jnp.sum(m, axis=0)

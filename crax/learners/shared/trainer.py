@@ -24,6 +24,7 @@ from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from crax.core.batch import BATCH_AXIS, map_per_env
+from crax.core.early_termination import terminate_early
 from crax.core.env import AutoReset, Env, EpisodeStats, PackedState, State, Vmap
 from crax.core.physics import single_device
 from crax.devices import distributed, startup, xla_options
@@ -110,10 +111,13 @@ class BaseTrainer:
         self.config = config
         self._check_constraint_kind()
         self.env = env
-        single = learner_cls.wrap_env(EpisodeStats(PackedState(env)), config)
+        tracked = EpisodeStats(PackedState(env))
+        single = learner_cls.wrap_env(tracked, config)
+        # early termination shapes training only: an evaluation judges whole episodes
+        trained = learner_cls.wrap_env(terminate_early(tracked, config.safety_bound), config) if config.early_termination else single
         # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch)
-        self.train_env = AutoReset(Vmap(single, config.num_envs))
-        self.flat_env = AutoReset(Vmap(single, config.num_envs * config.num_seeds))
+        self.train_env = AutoReset(Vmap(trained, config.num_envs))
+        self.flat_env = AutoReset(Vmap(trained, config.num_envs * config.num_seeds))
         self.eval_env = Vmap(single, config.eval_envs)
         self.observation_size = single.observation_size
         self.action_size = env.action_size

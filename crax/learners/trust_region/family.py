@@ -1,14 +1,9 @@
-"""Trust-region machinery, all jittable and free of host syncs, and the base of the trust-region learners.
+"""The base of the trust-region learners and what ties their step arithmetic to the actor. The arithmetic
+itself (the Fisher-vector product, conjugate gradient, the line search, TRPO's, CPO's and PCPO's steps) is
+pure functions in :mod:`crax.learners.trust_region.steps`, all jittable and free of host syncs.
 
-* :func:`fisher_operator`: θ ↦ (F + damping·I) θ with F the Fisher of the KL between the iteration's
-  policy and the actor at θ, averaged over states and action dimensions (OmniSafe's measure), by
-  ``jax.linearize`` (the forward product J v) and ``jax.vjp`` (the transposed product Jᵀ w) through
-  the actor, with the Gaussian's own Fisher in between; F is never materialized.
-* :func:`conjugate_gradient`: a fixed number of CG iterations (``lax.fori_loop``).
-* :func:`backtracking_line_search`: fractions 1, β, β², … of a step, the first one accepted
-  (``lax.while_loop``, at most a fixed number of tries).
 * :class:`PolicySpace`: the actor as a function of one flat parameter vector on the iteration's
-  batch, with the surrogates and the KL the steps and the line search evaluate.
+  batch, with the surrogates and the KL the steps and the line search evaluate, and its Fisher operator.
 * :class:`TrustRegionPPO`: the base of ``trpo-lag``, ``cpo``, ``pcpo`` and ``crpo``. Its update hook
   regresses the critics with the base's value loss, then steps the actor by
   :meth:`TrustRegionPPO.actor_step` (default: TRPO on the advantage the
@@ -28,9 +23,17 @@ from jax.flatten_util import ravel_pytree
 
 from crax.core.params import ranged
 from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PPOConfig
-from crax.learners.shared.networks import gaussian_entropy, gaussian_kl_per_dim, gaussian_log_prob
-
-EPS = 1e-8
+from crax.learners.on_policy.losses import mean_entropy, probability_ratio, surrogate
+from crax.learners.trust_region.steps import (
+    backtracking_line_search,
+    conjugate_gradient,
+    constraint_value,
+    cost_checked_accepts,
+    fisher_operator,
+    mean_kl_per_dim,
+    trpo_accepts,
+    trpo_direction,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,69 +78,6 @@ class LinearizedConfig(TrustRegionConfig):
     """What a run stored before the field existed ran with (read by ``crax.runs.checkpoint.config_from_dict``)."""
 
 
-def fisher_operator(dist_fn: Callable[[jax.Array], tuple[jax.Array, jax.Array]], theta: jax.Array,
-                    damping: float | jax.Array = 0.0) -> Callable[[jax.Array], jax.Array]:
-    """v ↦ (F + damping·I) v, F the Hessian at θ of KL(π_θ(·|s) ‖ π_θ'(·|s)) over θ', averaged over the
-    states and the action dimensions (:func:`~crax.learners.shared.networks.gaussian_kl_per_dim`, OmniSafe's
-    ``NaturalPG._fvp``), which is the policy's Fisher information per action dimension: Jᵀ M J v, with J
-    the Jacobian of ``dist_fn`` (θ ↦ the Gaussians' ``(loc, scale)``, leading axis the states) and M the
-    Hessian of that mean KL in those outputs."""
-    out, jvp_fn = jax.linearize(dist_fn, theta)
-    _, vjp_fn = jax.vjp(dist_fn, theta)
-    ref = jax.lax.stop_gradient(out)
-    kl_grad = jax.grad(lambda o: jnp.mean(gaussian_kl_per_dim(ref[0], ref[1], o[0], o[1])))
-
-    def fvp(v: jax.Array) -> jax.Array:
-        m_jv = jax.jvp(kl_grad, (out,), (jvp_fn(v),))[1]
-        return vjp_fn(m_jv)[0] + damping * v
-
-    return fvp
-
-
-def conjugate_gradient(mvp: Callable[[jax.Array], jax.Array], b: jax.Array, iterations: int,
-                       eps: float = 0.0) -> jax.Array:
-    """Approximately solves A x = b for symmetric positive (semi)definite A given as ``mvp`` (x ↦ A x),
-    by ``iterations`` conjugate-gradient steps from x = 0 (a step on a zero residual does nothing).
-
-    ``eps`` is added to the denominators of both step sizes, as OmniSafe's ``conjugate_gradients`` adds
-    1e-6 (its tests set it to compare updates; docs/DECISIONS.md, decision 78): once the squared residual nears ``eps`` the
-    search directions lose their conjugacy and the solve stalls (0.2 % off the exact solution on
-    ``tests/learners/test_omnisafe_trust_region.py``'s batch), so crax leaves it at 0."""
-
-    def body(_, carry):
-        x, r, p, rr = carry
-        ap = mvp(p)
-        pap = p @ ap + eps
-        alpha = jnp.where(pap > 0, rr / jnp.where(pap > 0, pap, 1.0), 0.0)
-        x = x + alpha * p
-        r = r - alpha * ap
-        rr_new = r @ r
-        rr_eps = rr + eps
-        beta = jnp.where(rr_eps > 0, rr_new / jnp.where(rr_eps > 0, rr_eps, 1.0), 0.0)
-        return x, r, r + beta * p, rr_new
-
-    return jax.lax.fori_loop(0, iterations, body, (jnp.zeros_like(b), b, b, b @ b))[0]
-
-
-def backtracking_line_search(accept: Callable[[jax.Array], jax.Array], coef: float,
-                             max_steps: int) -> tuple[jax.Array, jax.Array]:
-    """Tries the fractions 1, β, β², … (``max_steps`` of them) of a step in turn and stops at the first
-    that ``accept(fraction)`` takes. Returns ``(fraction, try)``: the accepted fraction and its 1-based
-    try, or ``(0, 0)`` when none was accepted."""
-
-    def cond(carry):
-        tries, ok = carry
-        return jnp.logical_and(~ok, tries < max_steps)
-
-    def body(carry):
-        tries, _ = carry
-        return tries + 1, accept(jnp.power(coef, tries.astype(jnp.float32)))
-
-    tries, ok = jax.lax.while_loop(cond, body, (jnp.zeros((), jnp.int32), jnp.zeros((), bool)))
-    fraction = jnp.where(ok, jnp.power(coef, (tries - 1).astype(jnp.float32)), 0.0)
-    return fraction, jnp.where(ok, tries, 0)
-
-
 class PolicySpace:
     """The actor as a function of one flat parameter vector θ on one iteration's batch.
 
@@ -164,28 +104,23 @@ class PolicySpace:
 
     def ratio(self, theta: jax.Array) -> jax.Array:
         loc, scale = self.dist(theta)
-        return jnp.exp(gaussian_log_prob(self._u, loc, scale) - self._logp)
+        return probability_ratio(self._u, loc, scale, self._logp)
 
     def surrogate(self, theta: jax.Array, adv: jax.Array) -> jax.Array:
         """mean(ρ_θ · Â) (to maximize; with Â the normalized cost advantage, the cost surrogate)."""
-        return jnp.mean(self.ratio(theta) * adv)
+        return surrogate(self.ratio(theta), adv)
 
     def entropy(self, theta: jax.Array) -> jax.Array:
-        return jnp.mean(gaussian_entropy(self.dist(theta)[1]))
+        return mean_entropy(self.dist(theta)[1])
 
     def kl(self, theta: jax.Array) -> jax.Array:
         """KL(π_old ‖ π_θ) averaged over the batch's states and the action dimensions: the measure δ
         bounds (OmniSafe's ``kl_divergence(Normal, Normal).mean()``)."""
         loc, scale = self.dist(theta)
-        return jnp.mean(gaussian_kl_per_dim(self.ref[0], self.ref[1], loc, scale))
+        return mean_kl_per_dim(self.ref[0], self.ref[1], loc, scale)
 
     def fisher(self, damping: float) -> Callable[[jax.Array], jax.Array]:
         return fisher_operator(self.dist, self.theta, damping)
-
-
-def trpo_direction(x: jax.Array, xhx: jax.Array, target_kl: float) -> jax.Array:
-    """The natural-gradient step scaled to the trust region's edge: sqrt(2δ / xᵀHx) · x, x ≈ H⁻¹g."""
-    return jnp.sqrt(2.0 * target_kl / (xhx + EPS)) * x
 
 
 class TrustRegionPPO(ConstrainedPPO):
@@ -219,8 +154,7 @@ class TrustRegionPPO(ConstrainedPPO):
 
         def accept(fraction):
             theta = space.theta + fraction * direction
-            gain = objective(theta) - before
-            return jnp.isfinite(gain) & (gain >= 0) & (space.kl(theta) <= c.target_kl)
+            return trpo_accepts(objective(theta) - before, space.kl(theta), c.target_kl)
 
         return self.searched_step(space, direction, accept, objective)
 
@@ -269,7 +203,7 @@ def linearize(learner: ConstrainedPPO, space: PolicySpace, batch: IterationBatch
     config = learner.config
     assert isinstance(config, LinearizedConfig)
     per_step = config.constraint_value == "per-step"
-    c = batch.violation / batch.cost_scale * (1 if per_step else learner.episode_length)
+    c = constraint_value(batch.violation, batch.cost_scale, 1 if per_step else learner.episode_length)
     s_ = batch.samples
     reward = lambda th: space.surrogate(th, s_["adv_r"]) + config.entropy_cost * space.entropy(th)  # noqa: E731
     cost = lambda th: space.surrogate(th, s_["adv_c"])  # noqa: E731
@@ -292,8 +226,7 @@ def cost_checked_step(learner: TrustRegionPPO, space: PolicySpace, lin: Lineariz
     def accept(fraction):
         theta = space.theta + fraction * direction
         gain, cost_change = lin.reward(theta) - reward_before, lin.cost(theta) - cost_before
-        ok = jnp.isfinite(gain) & jnp.isfinite(cost_change) & (space.kl(theta) <= delta)
-        return ok & (cost_change <= jnp.maximum(-lin.c, 0.0)) & (~jnp.asarray(check_reward) | (gain >= 0))
+        return cost_checked_accepts(gain, cost_change, space.kl(theta), lin.c, delta, check_reward)
 
     step, stats = learner.searched_step(space, direction, accept, lin.reward)
     change = lin.cost(space.theta + step) - cost_before

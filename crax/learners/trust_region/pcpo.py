@@ -6,19 +6,17 @@ import dataclasses
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 
 from crax.core.params import ranged
 from crax.learners.on_policy.family import IterationBatch, PPOConfig
 from crax.learners.trust_region.family import (
-    EPS,
     LinearizedConfig,
     PolicySpace,
     TrustRegionPPO,
     cost_checked_step,
     linearize,
-    trpo_direction,
 )
+from crax.learners.trust_region.steps import pcpo_direction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,21 +27,10 @@ class PCPOConfig(LinearizedConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-def pcpo_direction(x: jax.Array, p: jax.Array, q: jax.Array, r: jax.Array, s: jax.Array, c: jax.Array,
-                   target_kl: float) -> tuple[jax.Array, jax.Array]:
-    """The reward step sqrt(2δ/q)·x, then its projection in the KL metric onto c + bᵀΔθ ≤ 0:
-    minus max(0, (sqrt(2δ/q)·r + c)/s)·p (x = H⁻¹g, p = H⁻¹b, q = gᵀH⁻¹g, r = gᵀH⁻¹b, s = bᵀH⁻¹b).
-    Returns the step and the projection's coefficient (0 when the reward step satisfies the constraint).
-    OmniSafe's ``PCPO._update_actor`` takes H·x for x in the reward step (docs/DECISIONS.md, decision 78)."""
-    reward_step = trpo_direction(x, q, target_kl)
-    alpha = jnp.sqrt(2.0 * target_kl / (q + EPS))
-    projection = jnp.maximum((alpha * r + c) / (s + EPS), 0.0)
-    return reward_step - projection * p, projection
-
-
 class PCPO(TrustRegionPPO):
-    """Projection-based constrained policy optimization: reward step, KL projection, then a line search
-    on KL ≤ δ and the cost surrogate."""
+    """Projection-based constrained policy optimization: reward step, KL projection
+    (:func:`~crax.learners.trust_region.steps.pcpo_direction`), then a line search on KL ≤ δ and the cost
+    surrogate."""
 
     name: ClassVar[str] = "pcpo"
     Config: ClassVar[type[PPOConfig]] = PCPOConfig

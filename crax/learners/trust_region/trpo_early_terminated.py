@@ -1,23 +1,25 @@
-"""TRPO-early-terminated: TRPO on the early-terminated env (OmniSafe's ``TRPOEarlyTerminated``), through
-the environment hook only: an episode ends once its cost passes ``safety_bound``."""
+"""TRPO-early-terminated: TRPO with ``early_termination`` on (OmniSafe's ``TRPOEarlyTerminated``): a
+training episode ends once its cost passes ``safety_bound`` (:mod:`crax.core.early_termination`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
-from crax.core.early_termination import terminate_early
-from crax.core.env import Env
 from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
+@dataclasses.dataclass(frozen=True)
+class TRPOEarlyTerminatedConfig(TrustRegionConfig):
+    """TRPOEarlyTerminated.yaml's defaults (the trust-region fields) with early termination on."""
+
+    early_termination: bool = True
+    """End a training episode once its cost passes ``safety_bound`` (OmniSafe's ``cost_limit``)."""
+
+
 class TRPOEarlyTerminated(TrustRegionPPO):
-    """TRPO (TRPOEarlyTerminated.yaml's defaults) on :func:`crax.core.early_termination.terminate_early`
-    ``(env, safety_bound)``: ``safety_bound`` is OmniSafe's ``cost_limit``."""
+    """TRPO on the early-terminated env: ``early_termination``, which any learner takes, on by default."""
 
     name: ClassVar[str] = "trpo-early-terminated"
-    Config: ClassVar[type[PPOConfig]] = TrustRegionConfig
-
-    @classmethod
-    def wrap_env(cls, env: Env, config: PPOConfig) -> Env:
-        return terminate_early(env, config.safety_bound)
+    Config: ClassVar[type[PPOConfig]] = TRPOEarlyTerminatedConfig
