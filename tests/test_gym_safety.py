@@ -4,7 +4,7 @@ clear errors for what crax does not offer.
 
 One compiled single env (PointVelocity1, 3-step episodes) and one 2-env vector env. ``ID`` is not a
 task Safety-Gymnasium defines, so every call names ``paper_variant=True``: the Safety-style id maps
-onto crax's own task (tests/env/test_safety_point_goal.py covers the ids Safety-Gymnasium defines).
+onto crax's own task (tests/env/test_safety_goal.py covers the ids Safety-Gymnasium defines).
 """
 
 from __future__ import annotations

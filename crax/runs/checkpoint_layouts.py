@@ -7,7 +7,7 @@ checkpoints written before it hold the scene's ``Data`` (``env/data/qpos``...). 
 packs those as the stack would have (:meth:`~crax.core.physics_model.PhysicsModel.pack`, which an unpack
 inverts to the bit), so a run interrupted before the change resumes where it stopped. Since then the
 stack carries only MuJoCo's state and the fields its step reads of the physics model's ``Data``, to
-keep it small (decision 74); a checkpoint holding more (every field, as the first packed stacks and an
+keep it small (docs/DECISIONS.md, decision 74); a checkpoint holding more (every field, as the first packed stacks and an
 upgraded one do) is read for those, the template naming what it takes.
 """
 

@@ -142,16 +142,19 @@ class Replica:
         """Steps from the case's state through its actions (the jitted step, compiled once for
         every case): per-step observation, reward, cost, metrics and the agent's planar pose
         (``xy``, ``yaw``: the Point's hinge angle), heading (the torso's yaw in (−π, π]), height,
-        joint positions and velocities, and every body's position and orientation. It stops
-        after a step that ends the episode (the Ant's death), as Safety-Gymnasium's does."""
+        joint positions and velocities, every body's position and orientation, and Push's box
+        (``box``: its centre). It stops after a step that ends the episode (the Ant's death), as
+        Safety-Gymnasium's does."""
         state, rows = self.arrange(case), []
+        box = self.env.mj_model.body("push_box").id if "push_box" in self.env.suite.objects else None
         for a in np.asarray(case["actions"], np.float32):
             state = self.step(state, jnp.asarray(a))
             q = self.env.body.qpos(state.data)
             rows.append({"obs": state.obs, "reward": state.reward, "cost": state.cost, "xy": q[:2], "yaw": q[2],
                          "qvel": self.env.body.qvel(state.data), "metrics": state.metrics,
                          "xpos": state.data.xpos, "xquat": state.data.xquat, "qpos": q, "done": state.done,
-                         "heading": self.env.body.yaw(state.data), "z": self.env.body.position(state.data)[2]})
+                         "heading": self.env.body.yaw(state.data), "z": self.env.body.position(state.data)[2],
+                         **({} if box is None else {"box": state.data.xpos[box]})})
             if float(state.done) and not float(state.truncation):
                 break
         return jax.tree.map(lambda *x: np.stack([np.asarray(v) for v in x]), *rows)

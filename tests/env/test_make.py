@@ -122,7 +122,7 @@ def test_env_ids_are_exactly_the_buildable_ones():
     assert not {"HalfCheetahGoal1", "ReacherGoal1", "HopperGoal1", "PointReach1"} & set(ids)
     from crax.tasks.catalog import crax_ids
 
-    for env_id in crax_ids():  # Safety-Gymnasium's ids: tests/env/test_safety_point_goal.py
+    for env_id in crax_ids():  # Safety-Gymnasium's ids: tests/env/test_safety_goal.py
         body, suite, level = crax.parse_id(env_id)
         stem = suite.name if suite.default_body == body.name else body.name + suite.name  # SpiderLegs1
         assert f"{stem}{level}" == env_id

@@ -236,7 +236,7 @@ class _CountingSubsteps(Goal):
 @pytest.mark.slow  # one more compiled step
 def test_the_substep_hook_runs_once_before_every_physics_substep(point_goal1):
     """``TaskEnv`` calls ``Suite.substep`` in its substep scan, ``frame_skip`` times a control step
-    (Safety-Gymnasium's Button moves its gremlins with it: tests/env/test_safety_point_button.py).
+    (Safety-Gymnasium's Button moves its gremlins with it: tests/env/test_safety_button.py).
     The state is the shared env's hand-placed one with the counter slot added: the model differs
     only in ``nuserdata``, so only the counting env's step is compiled."""
     env = TaskEnv(_CountingSubsteps(Point(), 1))

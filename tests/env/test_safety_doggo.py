@@ -10,8 +10,6 @@ in C: small observation programs) and the recorded rollout, through the one comp
 
 from __future__ import annotations
 
-import copy
-
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -21,29 +19,24 @@ import pytest
 import crax
 from crax.bodies.base import SAFETY_GYM_SOLVER
 from crax.bodies.safety_doggo import HINGES, PROXIES, TORSO, SafetyGymDoggo
-from crax.core.mjx import mjx
 from crax.core.scene import Category
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces, case, load
+from tests.env.body_checks import agent_geoms, observed, sensing, unrelated_pairs
+from tests.env.safety_gym_agents import DOGGO
+from tests.env.safety_gym_fidelity import Pressed, assert_rollout, assert_states
+from tests.env.safety_gym_reference import Replica, assert_spaces, case, load
+from tests.env.safety_gym_tracks import Track
 
 REFERENCE = "safety_gym_doggo_reference.json"
-IMU, TOUCH, BODY = slice(0, 12), slice(12, 20), 56
-"""The accelerometer, velocimeter, gyro and magnetometer; the 8 touch sensors; the Doggo's 56 readings."""
-SENSOR_ATOL = 1e-4
-"""Accelerometer, velocimeter, gyro, magnetometer on a set state (MuJoCo 2.3.3 in float64 against
-MuJoCo 4.0's forward pass rounded to float32 and crax's readings; measured ≤ 6.5e-6)."""
-TOUCH_ATOL = 1e-5
-"""Touch sensors on a set state (normal forces of about 0.01-0.2 N; measured ≤ 9.5e-8)."""
-NOSE_ATOL = {"imu": 5e-3, "touch": 5e-4}
+IMU, TOUCH = slice(0, 12), DOGGO.parts["touch"]
+"""The accelerometer, velocimeter, gyro and magnetometer; the 8 touch sensors (the Doggo's 56 readings:
+:data:`~tests.env.safety_gym_agents.DOGGO`)."""
+NOSE = Pressed("^vase_at_nose$", {"accelerometer": 5e-3, "sensors": 5e-3, "touch": 5e-4})
 """The state whose vase presses into the torso's nose: crax's torso meets it through a capsule, not the
 cylinder, so the contact's point and normal differ (measured: accelerometer 2.1e-3, touch 7.7e-5)."""
-JOINT_ATOL = 1e-6
-"""Hinge velocities and (sin, cos) of the hinge angles on a set state (measured ≤ 5.1e-8)."""
-LIDAR_ATOL = 1e-5
-"""Pseudo-lidar bins on a set state (measured ≤ 7.4e-7)."""
 FIRST_STEP = {"qpos": 1e-6, "imu": 1e-4, "touch": 1e-5, "reward": 1e-6}
 """The rollout's first step (0.1 s of random actions from standing): joint state, readings and reward
 (measured 8.2e-8, 1.0e-5, 3.5e-7, 3.1e-9)."""
-DYNAMICS = {"short": 10, "xy_short": 2e-2, "horizon": 40, "xy": 0.15, "reward": 5e-2}
+DYNAMICS = Track({"xy": {10: 2e-2, None: 0.15}, "reward": {None: 5e-2}}, horizon=40)
 """Bounds over the 40-step rollout of random actions from standing: the torso's planar position (m)
 over 10 steps and over all 40, the reward over all 40; the cost equal at every step. Measured: 9.2e-3 m
 over 10 steps, 6.0e-2 m over 40, reward 2.5e-2. The light Doggo's feet bounce on and off the floor
@@ -101,7 +94,7 @@ def test_every_doggo_id_is_served_with_safety_gymnasiums_spaces():
 def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
     rec, env = goal1.record, goal1.env
     assert_spaces(env, rec)
-    assert env.suite.body_obs_size == BODY and env.action_size == 12  # the observation's size: the recorded states
+    assert env.suite.body_obs_size == DOGGO.body and env.action_size == 12  # the observation's size: the recorded states
     m, sg = env.mj_model, rec["model"]
     assert (m.opt.timestep, env.body.frame_skip, m.opt.integrator) == (sg["timestep"], sg["frame_skip"], sg["integrator"])
     assert sg["iterations"] == 100 and m.opt.iterations == SAFETY_GYM_SOLVER[0]  # docs/safety_gymnasium.md, "The solver budget"
@@ -136,16 +129,7 @@ def test_the_env_and_its_model_are_safety_gymnasiums(goal1):
 @pytest.mark.slow  # Safety-Gymnasium's observations on recorded states stay in the fast tier on the Point
 def test_observations_and_costs_on_recorded_states(goal1, goal2):
     for replica in (goal1, goal2):
-        for c in replica.record["states"]:
-            state = replica.arrange(c)
-            ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
-            nose = c["name"] == "vase_at_nose"
-            np.testing.assert_allclose(got[IMU], ref[IMU], atol=NOSE_ATOL["imu"] if nose else SENSOR_ATOL, err_msg=c["name"])
-            np.testing.assert_allclose(got[TOUCH], ref[TOUCH], atol=NOSE_ATOL["touch"] if nose else TOUCH_ATOL,
-                                       err_msg=c["name"])
-            np.testing.assert_allclose(got[20:BODY], ref[20:BODY], atol=JOINT_ATOL, err_msg=c["name"])
-            np.testing.assert_allclose(got[BODY:], ref[BODY:], atol=LIDAR_ATOL, err_msg=c["name"])
-            assert_recorded_costs(state, c, counted=("vases_contact",))
+        assert_states(replica, NOSE, counted=("vases_contact",))
     touching = {c["name"]: np.asarray(c["obs"])[TOUCH] for c in goal1.record["states"]}
     assert np.count_nonzero(touching["standing"]) == 6 and not touching["reset_pose_falling"].any()
 
@@ -156,9 +140,7 @@ def test_the_observation_is_what_mujocos_sensors_read(goal1):
     compared: the Doggo standing, walking, falling over; its feet and knees on and off the floor.
     Nothing is compiled (the observation runs op by op)."""
     body = goal1.env.body
-    m = copy.deepcopy(goal1.env.mj_model)
-    m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
-    d = mujoco.MjData(m)
+    m, d = sensing(goal1.env)
     d.qpos[slice(*body.qpos_adr)] = body.qpos0
     d.qpos[m.jnt_qposadr[m.joint("vases/0").id]:][:3] = [5.0, 5.0, 0.1]
     rng = np.random.default_rng(0)
@@ -175,7 +157,7 @@ def test_the_observation_is_what_mujocos_sensors_read(goal1):
         angles = np.array([d.joint(body.prefix + h).qpos[0] for h in HINGES])
         speeds = [d.joint(body.prefix + h).qvel[0] for h in HINGES]
         expect = np.concatenate([*imu, *touch, speeds, np.stack([np.sin(angles), np.cos(angles)], -1).ravel()])
-        got = np.asarray(body.observe(mjx.put_data(m, d, impl="jax")))
+        got = observed(body, m, d)
         np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-5, err_msg=f"step {k}")
         touched |= got[TOUCH] > 0
     assert touched.sum() >= 6  # the knees' and the feet's sensors read contacts along the way
@@ -188,15 +170,7 @@ def test_only_the_rear_shins_can_meet(goal1):
     stays more than 1.5 cm apart. Plain MuJoCo, nothing compiled."""
     m = goal1.env.mj_model
     d = mujoco.MjData(m)
-    agent = [g for g in range(m.ngeom) if m.body(int(m.geom_bodyid[g])).name.startswith("agent/")
-             and m.geom(g).name.removeprefix("agent/") not in PROXIES]
-    weld, parent = m.body_weldid, m.body_parentid
-
-    def adjacent(a: int, b: int) -> bool:
-        wa, wb = weld[m.geom_bodyid[a]], weld[m.geom_bodyid[b]]
-        return wa == wb or wa == weld[parent[wb]] or wb == weld[parent[wa]]
-
-    pairs = [(a, b) for i, a in enumerate(agent) for b in agent[i + 1:] if not adjacent(a, b)]
+    pairs = unrelated_pairs(m, agent_geoms(m, leave_out=PROXIES))
     assert len(pairs) == 60
     shins = (m.geom("agent/ankle_2").id, m.geom("agent/ankle_3").id)
     assert m.npair == 1 and (int(m.pair_geom1[0]), int(m.pair_geom2[0])) == shins and m.pair_dim[0] == 6
@@ -226,15 +200,9 @@ def test_resets_place_the_doggo_as_safety_gymnasium_does(goal1):
 
 @pytest.mark.slow
 def test_the_rollout_stays_close(goal1):
-    c = case(goal1.record, "rollouts", "random_actions")
-    out, steps = goal1.rollout(c), c["steps"]
-    assert len(out["reward"]) == len(steps) == DYNAMICS["horizon"] and not out["done"].any()
-    first = np.asarray(steps[0]["obs"])
-    np.testing.assert_allclose(out["qpos"][0], steps[0]["qpos"], atol=FIRST_STEP["qpos"])
-    np.testing.assert_allclose(out["obs"][0][IMU], first[IMU], atol=FIRST_STEP["imu"])
-    np.testing.assert_allclose(out["obs"][0][TOUCH], first[TOUCH], atol=FIRST_STEP["touch"])
-    assert abs(out["reward"][0] - steps[0]["reward"]) < FIRST_STEP["reward"]
-    xy = np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1)
-    assert xy[:DYNAMICS["short"]].max() < DYNAMICS["xy_short"] and xy.max() < DYNAMICS["xy"]
-    assert np.abs(out["reward"] - np.asarray([s["reward"] for s in steps])).max() < DYNAMICS["reward"]
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
+    out = assert_rollout(goal1, "random_actions", DYNAMICS)
+    (step, *_), first = case(goal1.record, "rollouts", "random_actions")["steps"], out["obs"][0]
+    np.testing.assert_allclose(out["qpos"][0], step["qpos"], atol=FIRST_STEP["qpos"])
+    np.testing.assert_allclose(first[IMU], np.asarray(step["obs"])[IMU], atol=FIRST_STEP["imu"])
+    np.testing.assert_allclose(first[TOUCH], np.asarray(step["obs"])[TOUCH], atol=FIRST_STEP["touch"])
+    assert abs(out["reward"][0] - step["reward"]) < FIRST_STEP["reward"]

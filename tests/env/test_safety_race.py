@@ -20,18 +20,17 @@ import pytest
 import crax
 from crax.suites.safety_gym import SafetyRace
 from crax.suites.safety_gym.race import AGENT_BOX, GOAL_XY, HAZARD_BOX_HALF, HAZARD_BOXES
+from tests.env.safety_gym_agents import DOGGO, RACECAR, agent_of
 from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms, load
-from tests.env.test_safety_doggo import SENSOR_ATOL as DOGGO_SENSOR_ATOL
-from tests.env.test_safety_racecar import SENSOR_ATOL as RACECAR_SENSOR_ATOL
 
 AGENTS = ("Point", "Car", "Ant", "Doggo", "Racecar")
 IDS = [f"Safety{a}Race{level}-v0" for a in AGENTS for level in (0, 1, 2)]
 REFERENCES = ("safety_gym_race_reference.json", "safety_gym_race_agents_reference.json")
 """The Point, Car and Ant; the Doggo and Racecar (``tools/safety_gymnasium/sg_reference_race.py --agents
 point-car-ant``, ``--agents doggo-racecar``)."""
-SENSOR_ATOL = {"Point": 1e-4, "Car": 1e-3, "Ant": 2e-3, "Doggo": DOGGO_SENSOR_ATOL, "Racecar": RACECAR_SENSOR_ATOL}
-"""Body readings on a set state: each agent's bound in its Goal tests (tests/env/test_safety_*_goal.py,
-test_safety_doggo.py, test_safety_racecar.py)."""
+SENSOR_ATOL = {"Point": 1e-4, "Car": 1e-3, "Ant": 2e-3, "Doggo": DOGGO.atol["sensors"],
+               "Racecar": RACECAR.atol["sensors"]}
+"""Body readings on a set state: the Doggo's and the Racecar's as on their Goal (tests/env/safety_gym_agents.py)."""
 LIDAR_ATOL = 1e-5
 BOX_ATOL = 1e-3
 """crax's wall boxes against the rectangles fitted to Safety-Gymnasium's hull cuts (m, rad): crax
@@ -54,10 +53,6 @@ is compared."""
 
 def record(env_id: str) -> dict:
     return next(load(f)["tasks"][env_id] for f in REFERENCES if env_id in load(f)["tasks"])
-
-
-def agent_of(env_id: str) -> str:
-    return next(a for a in AGENTS if env_id.startswith(f"Safety{a}"))
 
 
 def readings(env, *keys: str) -> np.ndarray:
@@ -164,8 +159,8 @@ def test_observations_and_costs_on_recorded_states(env_id):
         obs, want = np.asarray(state.obs), np.asarray(c["obs"])
         at_a_wall = c["name"].startswith(("touching", "apart"))
         pushed = readings(replica.env, *PUSHED) if at_a_wall else np.zeros(body, bool)
-        np.testing.assert_allclose(obs[:body][~pushed], want[:body][~pushed], atol=SENSOR_ATOL[agent_of(env_id)],
-                                   err_msg=c["name"])
+        np.testing.assert_allclose(obs[:body][~pushed], want[:body][~pushed],
+                                   atol=SENSOR_ATOL[agent_of(env_id).name], err_msg=c["name"])
         touch = pushed & readings(replica.env, "touch_")
         np.testing.assert_array_equal(obs[:body][touch] > 0, want[:body][touch] > 0, err_msg=c["name"])
         np.testing.assert_allclose(obs[body:], want[body:], atol=LIDAR_ATOL, err_msg=c["name"])

@@ -9,32 +9,23 @@ spaces, the recorded states and the drive are in the slow tier. The file compile
 
 from __future__ import annotations
 
-import copy
-
 import mujoco
 import numpy as np
 import pytest
 
 import crax
 from crax.bodies.safety_racecar import PROXIES, WHEELS, SafetyGymRacecar
-from crax.core.mjx import mjx
 from crax.core.scene import Category
-from tests.env.safety_gym_reference import Replica, assert_recorded_costs, assert_spaces_and_keys, case, load
+from tests.env.safety_gym_fidelity import assert_rollout, assert_states
+from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, load
+from tests.env.safety_gym_tracks import Track
 
 REF = load("safety_gym_racecar_reference.json")
 ID = "SafetyRacecarGoal1-v0"
-BODY = 12
-"""The Racecar's own readings: the first 12 entries of the observation (``SafetyGymRacecar.obs_keys``)."""
-SENSOR_ATOL = 1e-4
-"""Accelerometer, velocimeter, gyro, magnetometer on a set state (MuJoCo 2.3.3 in float64 against
-MuJoCo 4.0's forward pass and crax's float32 readings): measured ≤ 3.7e-6 (resting, rolling, at
-full lock, in the air), 1.6e-5 where a vase presses 3 mm into the bumper."""
-LIDAR_ATOL = 1e-5
-"""Pseudo-lidar bins on a set state, the tilted Racecar's included (measured ≤ 6.9e-7)."""
 MODEL_RTOL = 1e-6
 """The compiled agent's masses, inertias, poses, joints and actuators against Safety-Gymnasium's."""
-DRIVE = {"short": 15, "xy": 1e-5, "heading": 1e-4, "reward": 1e-5, "lidar": 1e-4,
-         "xy_all": 0.1, "heading_all": 0.15, "reward_all": 1e-2}
+DRIVE = Track({"xy": {15: 1e-5, None: 0.1}, "heading": {15: 1e-4, None: 0.15}, "reward": {15: 1e-5, None: 1e-2},
+               "lidar": {15: 1e-4}}, horizon=40)
 """The 40-step drive (full throttle steering half left, full right lock from step 16, then braking
 backwards): bounds on the root's position (m), heading (rad), reward and lidar bins over the 15 steps
 before full lock, and on position, heading and reward over all 40; the costs compare exactly.
@@ -103,64 +94,22 @@ def test_every_racecar_id_is_served_with_safety_gymnasiums_spaces():
 
 @pytest.mark.slow
 def test_observations_and_costs_on_recorded_states(replica):
-    for c in replica.record["states"]:
-        state = replica.arrange(c)
-        ref, got = np.asarray(c["obs"]), np.asarray(state.obs)
-        np.testing.assert_allclose(got[:BODY], ref[:BODY], atol=SENSOR_ATOL, err_msg=c["name"])
-        np.testing.assert_allclose(got[BODY:], ref[BODY:], atol=LIDAR_ATOL, err_msg=c["name"])
-        assert_recorded_costs(state, c)
-
-
-@pytest.mark.slow
-def test_the_observation_is_what_mujocos_sensors_read(replica):
-    """The 12 readings computed from the state equal MuJoCo's own sensor stage (the body's MJCF
-    carries Safety-Gymnasium's sensors) on random states. Nothing is compiled."""
-    body = replica.env.body
-    m = copy.deepcopy(replica.env.mj_model)
-    m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
-    d = mujoco.MjData(m)
-    q, v = slice(*body.qpos_adr), slice(*body.qvel_adr)
-    rng = np.random.default_rng(0)
-    for k in range(6):
-        quat, steer = rng.normal(size=4), rng.uniform(-0.7, 0.7)
-        d.qpos[q] = [*rng.uniform(-1, 1, 2), rng.uniform(0.05, 0.3), *(quat / np.linalg.norm(quat)),
-                     steer, rng.uniform(-3, 3), steer, *rng.uniform(-3, 3, 2)]
-        d.qvel[v] = rng.normal(size=11)
-        d.ctrl[:2] = rng.uniform(-1, 1, 2) * [20.0, 0.785]
-        mujoco.mj_forward(m, d)
-        expect = np.concatenate([d.sensor(body.prefix + key).data for key, _ in body.obs_keys])
-        got = np.asarray(body.observe(mjx.put_data(m, d, impl="jax")))
-        np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-4, err_msg=f"state {k}")
+    assert_states(replica)
 
 
 @pytest.mark.slow
 def test_drive_stays_close(replica):
-    c = case(replica.record, "rollouts", "drive")
-    out, steps = replica.rollout(c), c["steps"]
-    assert len(out["reward"]) == len(steps) and not out["done"].any()
-    xy = np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1)
-    heading = np.abs(np.angle(np.exp(1j * (out["heading"] - np.asarray([s["yaw"] for s in steps])))))
-    reward = np.abs(out["reward"] - np.asarray([s["reward"] for s in steps]))
-    lidar = np.abs(out["obs"][:, BODY:] - np.asarray([s["obs"] for s in steps])[:, BODY:])
-    h = DRIVE["short"]
-    assert xy[:h].max() < DRIVE["xy"] and heading[:h].max() < DRIVE["heading"]
-    assert reward[:h].max() < DRIVE["reward"] and lidar[:h].max() < DRIVE["lidar"]
-    assert xy.max() < DRIVE["xy_all"] and heading.max() < DRIVE["heading_all"] and reward.max() < DRIVE["reward_all"]
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
+    assert_rollout(replica, "drive", DRIVE)
 
 
 @pytest.mark.slow
 def test_wheel_strikes_the_vase_through_its_proxy(replica):
     """The left front wheel drives into the vase (from step 11): Safety-Gymnasium's cylinder, crax's
     box around it. The vase (8 mg) is knocked aside; its path is what the substitution changes."""
-    c = case(replica.record, "rollouts", "wheel_strikes_vase")
-    out, steps = replica.rollout(c), c["steps"]
-    vase = replica.env.mj_model.body("vases/0").id
-    got, ref = out["xpos"][:, vase, :2], np.asarray([s["vase"] for s in steps])
+    out = assert_rollout(replica, "wheel_strikes_vase", Track({"xy": {None: STRIKE["xy"]}}))
+    steps = case(replica.record, "rollouts", "wheel_strikes_vase")["steps"]
+    got, ref = out["xpos"][:, replica.env.mj_model.body("vases/0").id, :2], np.asarray([s["vase"] for s in steps])
     first = next(i for i, s in enumerate(steps) if s["wheel_vase"])
     moved = np.linalg.norm(got - got[0], axis=-1)
     assert moved[first - 1] < 1e-4 < moved[first]  # struck on Safety-Gymnasium's step
-    error = np.linalg.norm(got - ref, axis=-1)
-    agent = np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in steps]), axis=-1)
-    assert error.max() < STRIKE["vase"] and agent.max() < STRIKE["xy"]
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in steps])
+    assert np.linalg.norm(got - ref, axis=-1).max() < STRIKE["vase"]

@@ -18,13 +18,16 @@ import pytest
 import crax
 from crax.gymnasium import safety as safety_gymnasium
 from crax.suites.safety_gym import SafetyFadingEasy, SafetyFadingHard, SafetyRun
+from tests.env.safety_gym_agents import agent_of
+from tests.env.safety_gym_fidelity import assert_rollout
 from tests.env.safety_gym_reference import Replica, assert_spaces_and_keys, case, cost_terms, load, reference
+from tests.env.safety_gym_tracks import Track
 
 AGENTS = ("Point", "Car", "Ant")
 RUN_IDS = [f"Safety{a}Run0-v0" for a in AGENTS]
 FADING_IDS = [f"Safety{a}Fading{k}{level}-v0" for a in AGENTS for k in ("Easy", "Hard") for level in (0, 1, 2)]
 SENSOR_ATOL = {"Point": 1e-4, "Car": 1e-3, "Ant": 2e-3}
-"""Body sensors on a set state: each agent's bound in its Goal tests (tests/env/test_safety_*_goal.py)."""
+"""Body sensors on a set state, per agent (Goal's own bounds are in tests/env/safety_gym_agents.py)."""
 REWARD_ATOL = 5e-3
 """Run's reward per step over the Point's short rollouts (measured ≤ 2.5e-3, crossing x = −0.5 while
 turning; ≤ 4.5e-4 running down). It is 60 times the step's progress, so 60 times the position's
@@ -33,7 +36,7 @@ XY_ATOL = 5e-4
 """The Point's position along the short Run rollouts (m; measured ≤ 1.9e-4 after 30 steps straight
 down the corridor: Safety-Gymnasium's Point drifts sideways from the 1e-10 m its float64 heading of
 −π/2 leaves in x, crax's stays on x = 0; ≤ 5.9e-5 on the others)."""
-DYNAMICS = {"xy": 0.01, "reward": 0.02}
+DYNAMICS = Track({"xy": {None: 0.01}, "reward": {None: 0.02}}, horizon=100)
 """The Point's 100-step Run rollout: position (m) and reward per step (measured ≤ 1.8e-3 m, 4.4e-3)."""
 ALPHA_ATOL = 1e-6
 """A fading class's fraction of its full alpha (Safety-Gymnasium's float32 rgba, decremented each
@@ -42,10 +45,6 @@ step, over its full alpha, against crax's float32 fraction; measured ≤ 7.8e-9)
 
 def record(env_id: str) -> dict:
     return load("safety_gym_run_fading_reference.json")["tasks"][env_id]
-
-
-def agent_of(env_id: str) -> str:
-    return next(a for a in AGENTS if env_id.startswith(f"Safety{a}"))
 
 
 @pytest.mark.parametrize("env_id", RUN_IDS + FADING_IDS)
@@ -80,7 +79,8 @@ def test_run_observations_and_costs_on_recorded_states(env_id):
     replica = Replica(env_id, record(env_id))
     for c in replica.record["states"]:
         state = replica.arrange(c)
-        np.testing.assert_allclose(np.asarray(state.obs), c["obs"], atol=SENSOR_ATOL[agent_of(env_id)], err_msg=c["name"])
+        np.testing.assert_allclose(np.asarray(state.obs), c["obs"], atol=SENSOR_ATOL[agent_of(env_id).name],
+                                   err_msg=c["name"])
         raw, terms = c["cost_raw"], cost_terms(state)
         assert set(terms) == {k.removeprefix("cost_") for k in raw if k != "cost_sum"} == {"out_of_boundary"}
         assert terms["out_of_boundary"] == raw["cost_out_of_boundary"] == c["cost_info"]["cost_out_of_boundary"], c["name"]
@@ -107,12 +107,7 @@ def test_run_rewards_and_costs_on_recorded_rollouts(point_run, name):
 
 @pytest.mark.slow
 def test_run_dynamics_stay_close(point_run):
-    c = case(point_run.record, "rollouts", "dynamics")
-    out = point_run.rollout(c)
-    xy = np.linalg.norm(out["xy"] - np.asarray([s["xy"] for s in c["steps"]]), axis=-1)
-    assert xy.max() < DYNAMICS["xy"]
-    assert np.abs(out["reward"] - [s["reward"] for s in c["steps"]]).max() < DYNAMICS["reward"]
-    np.testing.assert_array_equal(out["cost"], [s["cost"] for s in c["steps"]])
+    assert_rollout(point_run, "dynamics", DYNAMICS)
 
 
 @pytest.mark.slow

@@ -119,8 +119,8 @@ class PPOConfig(ConstraintConfig, RunConfig):
     cost_advantage: CostAdvantage = "center"
     """How the cost advantages are normalized over an iteration's batch, per budgeted term: ``center``
     subtracts their mean and keeps their scale (cost per step; OmniSafe's and safety-starter-agents'
-    choice, the default since decision 76), ``standardize`` also divides by their standard deviation
-    (crax before decision 76), ``none`` leaves them as GAE gives them. Reward advantages are always
+    choice: standardizing kept full weight on a noisy cost direction when costs are rare; the default since
+    docs/DECISIONS.md, decision 76), ``standardize`` also divides by their standard deviation (crax before), ``none`` leaves them as GAE gives them. Reward advantages are always
     standardized."""
     critic_chunk: int | None = ranged(None, ge=1, integer=True, optional=True)
     """Rows per chunk of a minibatch when taking the critics' gradient: the same gradient, computed a

@@ -14,7 +14,7 @@ from crax.learners.shared.config import positive_safety_bound
 
 @dataclasses.dataclass(frozen=True)
 class PPOSauteConfig(PPOConfig):
-    """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, SPEC decision 55)."""
+    """PPO-Saute hyperparameters: the shared PPO fields plus the budget's (z₀ = 1, docs/SPEC.md section 7, decision 55)."""
 
     safety_bound: float = positive_safety_bound()
     """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""

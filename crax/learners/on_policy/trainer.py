@@ -14,7 +14,7 @@ Decisions not fixed by SPEC §5 (recorded here):
 * GAE runs once per iteration over each env's whole contiguous rollout with the critics after the
   normalizer update; advantages are normalized over the whole iteration batch, each budgeted cost
   term alone (reward advantages standardized, cost advantages centred by default: ``cost_advantage``,
-  decision 76); critic targets are the un-normalized GAE returns. The value of a step's true next
+  docs/DECISIONS.md, decision 76); critic targets are the un-normalized GAE returns. The value of a step's true next
   observation is the next step's value wherever auto-reset made the two observations one
   (:func:`next_values`): the critics run on ``final_obs`` at truncations and the rollout's last
   step only (session 36: SPEC's iteration 48.0 -> 45.3 s).

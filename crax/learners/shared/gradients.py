@@ -7,7 +7,7 @@ elementwise pass goes to memory. :func:`chunked_mean` computes the same mean los
 gradient as one pass over the whole batch, but runs forward and backward on one chunk of rows at a
 time and adds the chunks' gradients, so each chunk's activations are still in the cache when its
 backward pass reads them (docs/performance.md, "The update against the machine's matmul peak";
-decision 69). :func:`chunked_rows` does the same for a forward pass alone: GAE's critic values over
+docs/DECISIONS.md, decision 69). :func:`chunked_rows` does the same for a forward pass alone: GAE's critic values over
 the 262,144 rows of SPEC's rollout.
 """
 

@@ -23,7 +23,7 @@ class CRPOConfig(TrustRegionConfig):
     is at most d + η (OmniSafe's ``algo_cfgs.distance``, 2 in ``OnCRPO.yaml``)."""
 
     stored_defaults: ClassVar[dict[str, object]] = {**TrustRegionConfig.stored_defaults, "distance": 0.0}
-    """What a run stored before the field existed ran with: no tolerance (crax's CRPO before decision 78
+    """What a run stored before the field existed ran with: no tolerance (crax's CRPO before docs/DECISIONS.md, decision 78
     switched at the bound itself, and took PPO's clipped step)."""
 
 

@@ -71,7 +71,7 @@ class LinearizedConfig(TrustRegionConfig):
     advantages, as T·v/σ_c (OmniSafe's ``cpo.py`` and ``pcpo.py`` since 2023, EpCost − limit beside
     centered cost advantages), so that a violated iteration takes CPO's pure cost-reducing step.
     ``per-step``: the per-step violation v = ĉ − d/T, as v/σ_c, T times smaller (safety-starter-agents;
-    OmniSafe's ``cpo.py`` of 2022; crax's only form before decision 67), with which CPO ends far over the
+    OmniSafe's ``cpo.py`` of 2022; crax's only form before docs/DECISIONS.md, decision 67), with which CPO ends far over the
     bound on PointGoal1. docs/learners.md, "Why CPO ended over the bound"."""
 
     stored_defaults: ClassVar[dict[str, object]] = {**PPOConfig.stored_defaults, "constraint_value": "per-step"}
