@@ -159,3 +159,28 @@ def test_crax_table_prints_markdown_and_writes_files(study, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["table", str(tmp_path / "missing")])
     assert exit_info.value.code == 2 and "is not a folder" in capsys.readouterr().err
+
+
+def test_the_cost_tail_columns_average_each_seeds_statistics(tmp_path):
+    """P(C > d), CVaR and cost rate: per-seed statistics of the run, their mean and Student-t interval over
+    seeds; '-' where a run predates them, and over_bound unknown where a bound-free run stands in at another d."""
+    write_run(tmp_path / "a", "ppo-lag", "PointGoal1", 25, [9, 9, 9], [20, 22, 24],
+              tails=[(0.1, 60.0, 0.02), (0.2, 70.0, 0.03), (0.3, 80.0, 0.04)])
+    write_run(tmp_path / "b", "ppo-pid", "PointGoal1", 25, [7], [24])  # an older run: no tails
+    write_run(tmp_path / "c", "ppo", "PointGoal1", 25, [12, 12], [30, 30], tails=[(0.5, 50.0, 0.03)] * 2)
+    write_run(tmp_path / "d", "ppo-lag", "PointGoal1", 40, [5], [10])  # so that the bound-free ppo stands at 40 too
+    s = summary_table([tmp_path], reps=50)
+    lag = cell(s, "ppo-lag", "PointGoal1", 25)
+    half = T_975_2 * 0.1 / math.sqrt(3)  # the three seeds' values step by 0.1, 10 and 0.01: std 0.1, 10, 0.01
+    assert lag.over_bound_mean == pytest.approx(0.2) and lag.over_bound_ci == pytest.approx((0.2 - half, 0.2 + half))
+    assert lag.cvar_mean == pytest.approx(70.0) and lag.cvar_ci == pytest.approx((70 - 100 * half, 70 + 100 * half))
+    assert lag.cost_rate_mean == pytest.approx(0.03)
+    old = cell(s, "ppo-pid", "PointGoal1", 25)
+    assert math.isnan(old.over_bound_mean) and old.cvar_ci is None
+    ppo_own, ppo_other = cell(s, "ppo", "PointGoal1", 25), cell(s, "ppo", "PointGoal1", 40)
+    assert ppo_own.over_bound_mean == 0.5 and math.isnan(ppo_other.over_bound_mean)
+    assert ppo_other.cvar_mean == 50.0  # a CVaR of costs holds at any bound
+    md = to_markdown(s)
+    assert "| P(C > d) | CVaR C | cost rate |" in md
+    assert f"| 0.20 ± {half:.2f} | 70.00 ± {100 * half:.2f} | 0.0300 ± {0.01 * T_975_2 / math.sqrt(3):.4f} |" in md
+    assert "| ppo-pid | PointGoal1 | 1 | 25 | 1 | 7.00 | 24.00 | yes |  | - | - | - |" in md
