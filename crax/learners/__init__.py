@@ -1,7 +1,7 @@
 """Learners: the constrained PPO family (:class:`ConstrainedPPO` + :class:`Trainer`, small hook overrides), the
 trust-region learners on the same base (:mod:`~crax.learners.trust_region.family`: TRPO-Lag, CPO, PCPO; CUP), the
 off-policy family (:class:`OffPolicyLearner` + :class:`OffPolicyTrainer`: SAC, DDPG, TD3 and their Lagrangian and PID
-variants) and the parts every family shares (:class:`Learner`; :mod:`~crax.learners.shared.config`: run and constraint
+variants, WCSAC) and the parts every family shares (:class:`Learner`; :mod:`~crax.learners.shared.config`: run and constraint
 fields; :mod:`~crax.learners.shared.trainer`: run plumbing, rollout and evaluation; :mod:`~crax.learners.shared.networks`;
 :mod:`~crax.learners.rules`: the constraint rules a learner is composed of; :mod:`~crax.learners.families`: which trainer runs which
 family)."""
@@ -20,6 +20,7 @@ from crax.learners.off_policy.td3 import TD3, TD3Config
 from crax.learners.off_policy.td3_lag import TD3Lag, TD3LagConfig
 from crax.learners.off_policy.td3_pid import TD3PID, TD3PIDConfig
 from crax.learners.off_policy.trainer import OffPolicyTrainer
+from crax.learners.off_policy.wcsac import WCSAC, WCSACConfig
 from crax.learners.on_policy.cppo_pid import CPPOPID, CPPOPIDConfig
 from crax.learners.on_policy.cup import CUP, CUPConfig
 from crax.learners.on_policy.family import (
@@ -70,7 +71,7 @@ BUILTIN_LEARNERS: tuple[type[Learner], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPO
                                                TRPOLag, CPO, PCPO, CUP, TRPO, TRPOPID, CPPOPID, RCPO, PDO, IPO,
                                                TRPOSaute, PPOSimmerPID, TRPOSimmerPID, PPOEarlyTerminated,
                                                TRPOEarlyTerminated, SAC, SACLag, SACPID, DDPG, DDPGLag,
-                                               DDPGPID, TD3, TD3Lag, TD3PID)
+                                               DDPGPID, TD3, TD3Lag, TD3PID, WCSAC)
 """The learners registered by crax's built-in plugin."""
 
 __all__ = [
@@ -163,6 +164,8 @@ __all__ = [
     "Trainer",
     "TrustRegionConfig",
     "TrustRegionPPO",
+    "WCSAC",
+    "WCSACConfig",
     "clipped_surrogate",
     "gae",
     "make_trainer",

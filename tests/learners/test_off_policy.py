@@ -1,4 +1,4 @@
-"""The off-policy family (SAC, TD3 and their Lagrangian and PID variants) on the toy env: the replay
+"""The off-policy family (SAC, TD3 and their Lagrangian and PID variants, WCSAC) on the toy env: the replay
 buffer, n-step transitions, critic targets, target networks, the shared multiplier rules, and
 training, checkpoints and resume through the runs layer."""
 
@@ -21,6 +21,7 @@ from crax.learners import (
     SACPID,
     TD3,
     TD3PID,
+    WCSAC,
     DDPGLag,
     OffPolicyTrainer,
     PPOLag,
@@ -39,7 +40,7 @@ from tests import trees
 from tests.learners.conftest import tiny
 from tests.learners.toy_env import ToyEnv
 
-OFF_POLICY = [SACLag, TD3Lag, SACPID, TD3PID, DDPGLag, DDPGPID]
+OFF_POLICY = [SACLag, TD3Lag, SACPID, TD3PID, DDPGLag, DDPGPID, WCSAC]
 SMALL = dict(num_envs=8, unroll_length=4, batch_size=16, updates_per_iteration=2, buffer_size=256,
              learning_starts=64, actor_hidden=(16,), critic_hidden=(16,), eval_envs=4, num_evals=1,
              checkpoint_every=4, iterations_per_call=1)
@@ -337,16 +338,19 @@ def test_a_replay_buffer_that_cannot_fit_is_refused_naming_the_buffer(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+LEARN = dict(num_envs=32, unroll_length=4, batch_size=128, updates_per_iteration=8, buffer_size=50_000,
+             learning_starts=512, actor_hidden=(32, 32), critic_hidden=(32, 32), eval_envs=32, num_evals=1,
+             checkpoint_every=1_000, iterations_per_call=50, total_steps=300 * 128, safety_bound=2.0)
+"""A learning run on the toy env: 300 iterations of 128 steps, the bound d = 2 per episode."""
+
+
 @pytest.mark.slow  # two learning runs of 38,400 steps each (about 10 s each on 2 cores)
 def test_sac_lag_keeps_the_cost_under_its_bound_where_sac_runs_through_the_hazard_band(tmp_path):
     """The off-policy family learns: unconstrained SAC follows the toy env's diagonal reward through
     the hazard band; SAC-Lag, at its default multiplier rate and temperature, trades reward for cost
     and ends below the bound d = 2 per episode while still moving (a random policy's return: ~0)."""
-    learn = dict(num_envs=32, unroll_length=4, batch_size=128, updates_per_iteration=8, buffer_size=50_000,
-                 learning_starts=512, actor_hidden=(32, 32), critic_hidden=(32, 32), eval_envs=32, num_evals=1,
-                 checkpoint_every=1_000, iterations_per_call=50, total_steps=300 * 128, safety_bound=2.0)
-    sac = runs.train(SAC, SAC.Config(**learn), ToyEnv(), run_dir=tmp_path / "sac", progress=False).final[0]
-    lag = runs.train(SACLag, SACLag.Config(**learn), ToyEnv(), run_dir=tmp_path / "lag", progress=False).final[0]
+    sac = runs.train(SAC, SAC.Config(**LEARN), ToyEnv(), run_dir=tmp_path / "sac", progress=False).final[0]
+    lag = runs.train(SACLag, SACLag.Config(**LEARN), ToyEnv(), run_dir=tmp_path / "lag", progress=False).final[0]
     assert sac["return"] > 8.0 and sac["cost"] > 4.0  # learned, through the band
     assert lag["cost"] < 2.0 and lag["cost"] < 0.5 * sac["cost"]
     assert lag["return"] > 3.0

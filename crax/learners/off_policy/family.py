@@ -216,6 +216,8 @@ class OffPolicyLearner(Learner):
     config: OffPolicyConfig
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics")
     """The parts with an optimizer of their own (attribute names)."""
+    critic_parts: ClassVar[tuple[str, ...]] = ("critics",)
+    """The parts of :attr:`optimized` that step at ``critic_learning_rate`` (the others at the actor's)."""
     reward_critics: ClassVar[int] = 2
     """How many reward Q-networks (1: DDPG; 2: twins whose minimum the targets take)."""
     actor: nnx.Module
@@ -241,9 +243,8 @@ class OffPolicyLearner(Learner):
     def optimizers(self) -> nnx.Dict:
         """One Adam per part in :attr:`optimized` (actor and SAC's temperature at the actor's rate)."""
         c = self.config
-        rate = {"critics": c.critic_learning_rate}
-        return nnx.Dict({part: nnx.Optimizer(getattr(self, part), optimizer(rate.get(part, c.actor_learning_rate),
-                                                                                c.max_grad_norm), wrt=nnx.Param)
+        rate = lambda part: c.critic_learning_rate if part in self.critic_parts else c.actor_learning_rate  # noqa: E731
+        return nnx.Dict({part: nnx.Optimizer(getattr(self, part), optimizer(rate(part), c.max_grad_norm), wrt=nnx.Param)
                          for part in self.optimized})
 
     # ---- hooks --------------------------------------------------------------------------------
@@ -261,6 +262,12 @@ class OffPolicyLearner(Learner):
     def deterministic_action(self, x: jax.Array) -> jax.Array:
         """The online actor's deterministic action at normalized observations (tanh of its mean)."""
         raise NotImplementedError
+
+    def cost_action(self, x_next: jax.Array, a_next: jax.Array) -> jax.Array:
+        """Where the cost target bootstraps at normalized next observations, given the reward target's
+        action ``a_next``. Default: the online actor's :meth:`deterministic_action` (OmniSafe's one cost
+        update for all three, docs/DECISIONS.md, decision 79); WCSAC: ``a_next``, a sample of the policy."""
+        return self.deterministic_action(x_next)
 
     def entropy_bonus(self, logp: jax.Array) -> jax.Array:
         """What the reward target adds to min Q at the target action (SAC: −α log π). Default: 0."""
@@ -285,7 +292,7 @@ class OffPolicyLearner(Learner):
     def targets(self, batch: dict[str, jax.Array], key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """The critics' regression targets ``y_r = s·r + d·(min Q'_r(s', a') + bonus)`` and
         ``y_c = c + d·max(Q'_c(s', μ(s')), 0)``, d the stored discount (γ^k, 0 after a termination),
-        a' the :meth:`target_action` and μ(s') the online actor's :meth:`deterministic_action`
+        a' the :meth:`target_action` and μ(s') the :meth:`cost_action` (the online actor's :meth:`deterministic_action`)
         (:func:`~crax.learners.off_policy.losses.reward_target`, :func:`~crax.learners.off_policy.losses.cost_target`)."""
         x_next = self.normalize(batch["next_obs"])
         a_next, logp = self.target_action(x_next, key)
@@ -293,9 +300,9 @@ class OffPolicyLearner(Learner):
         bonus = self.entropy_bonus(logp)
         # OmniSafe's DDPG, TD3 and SAC share one cost update: the target critic at the online actor's
         # deterministic action, with neither smoothing noise nor a sample (docs/DECISIONS.md, decision 79)
-        q_c = self.target_critics.cost(x_next, self.deterministic_action(x_next))
+        q_c = self.target_critics.cost(x_next, self.cost_action(x_next, a_next))
         y_r = reward_target(batch["reward"], batch["discount"], q_r, bonus, self.config.reward_scaling)
-        y_c = cost_target(batch["cost"], batch["discount"], q_c)  # bootstraps from max(Q'_c, 0) (decision 68)
+        y_c = cost_target(batch["cost"], batch["discount"], q_c)  # bootstraps from max(Q'_c, 0): a cost return is never negative (docs/DECISIONS.md, decision 68)
         return jax.lax.stop_gradient(y_r), jax.lax.stop_gradient(y_c)
 
     def critic_loss(self, critics: Critics, x: jax.Array, action: jax.Array, y_r: jax.Array,

@@ -90,9 +90,14 @@ class SAC(OffPolicyLearner):
     def entropy_bonus(self, logp: jax.Array) -> jax.Array:
         return -self.alpha() * logp
 
+    def cost_value(self, x: jax.Array, action: jax.Array) -> jax.Array:
+        """The cost quantity the actor's objective weighs at normalized observations and sampled actions
+        ``(B, outputs)``: the cost critic's Q_c (WCSAC: the CVaR of its Gaussian cost return)."""
+        return self.critics.cost(x, action)
+
     def actor_loss(self, actor, x, key):
         action, logp = squashed_sample(actor, x, key)
-        q_r, q_c = self.critics(x, action)
+        q_r, q_c = self.critics.reward(x, action), self.cost_value(x, action)
         # the entropy term is on the reward's side of the mix, so a multiplier divides it by 1 + λ too
         soft_q = soft_value(q_r, self.alpha(), logp)
         loss = objective_loss(self.objective(soft_q, q_c if self.cost_terms else q_c[..., 0]))

@@ -1,5 +1,5 @@
 """The Lagrangian rule (``ppo-lag``, ``trpo-lag``, ``cup``, ``focops``, ``pdo``, ``rcpo``, ``sac-lag``,
-``td3-lag``, ``ddpg-lag``): λ by projected gradient ascent on the violation, or by Adam as OmniSafe's
+``td3-lag``, ``ddpg-lag``, ``wcsac``): λ by projected gradient ascent on the violation, or by Adam as OmniSafe's
 ``Lagrange`` steps it."""
 
 from __future__ import annotations

@@ -104,6 +104,14 @@ class ConstraintConfig:
     early_termination: bool = False
     """End a training episode, with no reward on its last step, once its cost passes ``safety_bound``
     (Sun et al. 2021; OmniSafe's ``EarlyTerminatedAdapter``): any learner; evaluation runs whole episodes."""
+    shield_horizon: int = ranged(0, ge=0, integer=True)
+    """Env steps a shield (:class:`crax.learners.shared.shield.Shield`) looks ahead in the env's own model, the
+    proposed action first and then held, replacing an action that predicts cost with the alternative that
+    predicts least; 0: no shield. Any learner; in training and in evaluation alike (the shield is part of
+    the deployed policy). Costs ``(1 + shield_candidates) × shield_horizon`` extra env steps per step."""
+    shield_candidates: int = ranged(8, ge=1, integer=True)
+    """Alternative actions the shield weighs against a costly one: the zero action, the action halved, the
+    action reversed, then fixed Halton points of the action box (only with ``shield_horizon`` > 0)."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
     learner then keeps one cost-value output and one multiplier per term, each driven by its own

@@ -31,6 +31,7 @@ from crax.devices import distributed, startup, xla_options
 from crax.learners.shared.config import EVAL_POLICIES
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import gaussian_log_prob
+from crax.learners.shared.shield import shield
 
 STEP_COST = "constraint/step_cost"
 """Metric of the iteration's mean per-step summed cost; ``constraint/step_cost/cost/<term>`` holds each
@@ -72,20 +73,21 @@ class Transition:
     truncation: jax.Array
     final_obs: jax.Array
     episode: dict[str, jax.Array]
-    events: dict[str, jax.Array]  # the env's ``env/*`` event flags (e.g. non-finite actions), counted per iteration
+    events: dict[str, jax.Array]  # ``env/*`` event flags (e.g. non-finite actions), counted per iteration; ``shield/*``, averaged
     step_costs: dict[str, jax.Array]  # the summed cost ("cost") and each ``cost/<term>`` of the step, for logging
 
 
 def episode_metrics(tr: Transition) -> dict[str, jax.Array]:
-    """The iteration's episode statistics (means over the episodes that ended in it), event counts and
-    per-step costs, as every family logs them."""
+    """The iteration's episode statistics (means over the episodes that ended in it), event counts, the
+    shield's means (``shield/intervened``: the fraction of steps whose action it replaced) and per-step
+    costs, as every family logs them."""
     done = tr.episode["done"]
     n_done = done.sum()
     per_episode = lambda x: jnp.sum(x * done) / jnp.maximum(n_done, 1.0)  # noqa: E731
     return {
         **{f"episode/{k}": per_episode(v) for k, v in tr.episode.items() if k != "done"},
         "episode/count": n_done,
-        **{k: v.sum() for k, v in tr.events.items()},
+        **{k: v.mean() if k.startswith("shield/") else v.sum() for k, v in tr.events.items()},
         **{STEP_COST if k == "cost" else f"{STEP_COST}/{k}": v.mean() for k, v in tr.step_costs.items()},
     }
 
@@ -112,6 +114,8 @@ class BaseTrainer:
         self._check_constraint_kind()
         self.env = env
         tracked = EpisodeStats(PackedState(env))
+        if config.shield_horizon > 0:  # a shield is part of the policy: training and evaluation step through it
+            tracked = shield(tracked, config.shield_horizon, config.shield_candidates)
         single = learner_cls.wrap_env(tracked, config)
         # early termination shapes training only: an evaluation judges whole episodes
         trained = learner_cls.wrap_env(terminate_early(tracked, config.safety_bound), config) if config.early_termination else single
@@ -282,7 +286,7 @@ class BaseTrainer:
                 reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
                 truncation=ns.truncation, final_obs=ns.info["final_obs"],
                 episode={k.removeprefix("episode/"): v for k, v in ns.metrics.items() if k.startswith("episode/")},
-                events={k: v for k, v in ns.metrics.items() if k.startswith("env/")},
+                events={k: v for k, v in ns.metrics.items() if k.startswith(("env/", "shield/"))},
                 step_costs=step_costs(ns),
             )
             return ns, tr
