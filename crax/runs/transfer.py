@@ -15,7 +15,8 @@ A part is one of the learner's variable groups (the top-level names of ``nnx.sta
   ``cost_critic``, ``normalizer``, and ``rule`` where a rule keeps multipliers;
 - off-policy (``ddpg``, ``td3``, ``sac`` and their ``-lag``/``-pid`` twins): ``actor``, ``critics``
   (``reward_q1``, ``cost_q``, and ``reward_q2`` but in DDPG), ``target_critics``, ``normalizer``, and
-  ``rule``, ``temperature`` (SAC), ``target_actor`` (TD3) where the learner has them.
+  ``rule``, ``temperature`` (SAC), ``target_actor`` (TD3), ``variance`` and ``target_variance`` (WCSAC)
+  where the learner has them.
 
 The default, :data:`INIT_PARTS`, is the PPO family's; an off-policy run names its parts, e.g.
 ``("actor", "normalizer", "critics/reward_q1", "critics/reward_q2")``. Across families a part fits
