@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from crax.core.env import Env, EpisodeStats, State, Wrapper
+from crax.core.env import Env, State, Wrapper, under_episode_stats
 
 
 class EarlyTermination(Wrapper):
@@ -49,6 +49,4 @@ def terminate_early(env: Env, cost_limit: float) -> Env:
     """``env`` (what a learner's ``wrap_env`` receives: ``EpisodeStats`` over the task) with
     :class:`EarlyTermination` put under its :class:`EpisodeStats`, so that the episode statistics end
     where the episode does (and count the zero reward of its last step, as OmniSafe's logger does)."""
-    if isinstance(env, EpisodeStats):
-        return EpisodeStats(EarlyTermination(env.env, cost_limit))
-    return EarlyTermination(env, cost_limit)
+    return under_episode_stats(env, lambda inner: EarlyTermination(inner, cost_limit))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
 import jax
@@ -352,6 +353,15 @@ class AutoReset(Wrapper):
         info = {**state.info, **new["info"], "autoreset_key": new["key"],
                 "autoreset_pool": pool, "autoreset_ready": ready & ~done}
         return state.replace(data=new["data"], obs=new["obs"], info=info)
+
+
+def under_episode_stats(env: Env, wrap: Callable[[Env], Env]) -> Env:
+    """``wrap(env)``, put under ``env``'s :class:`EpisodeStats` when it has one (what a learner's ``wrap_env``
+    receives), so that the statistics see what the wrapper makes of each step: an episode that ends where
+    it ends it, only the real steps of a look-ahead."""
+    if isinstance(env, EpisodeStats):
+        return EpisodeStats(wrap(env.env))
+    return wrap(env)
 
 
 def wrap_for_training(env: Env, num_envs: int) -> Env:

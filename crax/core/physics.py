@@ -147,17 +147,23 @@ def _without_solver_limit_warnings(model: mjx.Model) -> mjx.Model:
     return model.replace(opt=model.opt.replace(_impl=opt.replace(warn_overflow=kept)))  # pyright: ignore[reportAttributeAccessIssue]
 
 
+def shares_buffers(physics: str) -> bool:
+    """Whether a batch of envs on ``physics`` shares buffers sized for, and read through, crax's named vmaps
+    (MJX's Warp implementation: the contact buffer): such a batch steps on one device, under no vmap
+    but crax's."""
+    return check(physics) == "warp"
+
+
 def worlds(physics: str) -> int:
-    """How many envs the data of a reset traced now serves: 1 on ``"jax"`` (each env owns its data);
-    on ``"warp"`` the envs of crax's named vmaps around the trace (:func:`world_index`), which share
-    one contact buffer."""
-    return world_index()[1] if check(physics) == "warp" else 1
+    """How many envs the data of a reset traced now serves: 1 where each env owns its data; where a batch
+    shares buffers (:func:`shares_buffers`), the envs of crax's named vmaps around the trace (:func:`world_index`)."""
+    return world_index()[1] if shares_buffers(physics) else 1
 
 
 def single_device(physics: str) -> bool:
-    """Whether a batch of envs on ``physics`` must step on one device: a Warp batch shares one contact
-    buffer, which jax cannot split over devices."""
-    return check(physics) == "warp"
+    """Whether a batch of envs on ``physics`` must step on one device: its shared buffers
+    (:func:`shares_buffers`) are not split over devices."""
+    return shares_buffers(physics)
 
 
 def make_data(mj_model: mujoco.MjModel, model: mjx.Model, physics: str, worlds: int = 1) -> mjx.Data:
@@ -172,4 +178,4 @@ def make_data(mj_model: mujoco.MjModel, model: mjx.Model, physics: str, worlds: 
 
 
 __all__ = ["PHYSICS", "Physics", "WarpUnavailable", "check", "check_env", "make_data", "post_constraint", "put_model",
-           "require", "require_warp", "single_device", "worlds"]
+           "require", "require_warp", "shares_buffers", "single_device", "worlds"]

@@ -127,6 +127,12 @@ class ConstraintConfig:
                              f"violation is weighed in units of the bound): got {bounds}")
 
     @property
+    def reads_episode_window(self) -> bool:
+        """Whether the constraint signal reads the window of the last ``cost_window`` finished episodes:
+        ``cost_signal="episodes"``, or a ``chance`` or ``cvar`` constraint."""
+        return self.cost_signal == "episodes" or self.constraint_kind != "expected"
+
+    @property
     def budget_bounds(self) -> dict[str, float]:
         """``{"cost/<term>": d}`` from :attr:`budgets` (empty without per-term budgets)."""
         out: dict[str, float] = {}

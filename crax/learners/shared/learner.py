@@ -104,7 +104,7 @@ class Learner(nnx.Module):
         """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
         self.normalizer = Normalizer(observation_size, clip=config.observation_clip)
         self.rule = nnx.data(None)  # built by init_multipliers (a learner that overrides it without super() keeps none)
-        if config.cost_signal == "episodes" or config.constraint_kind != "expected":
+        if config.reads_episode_window:
             self.episode_costs = ControllerState(jnp.zeros((config.cost_window, *self.cost_shape), jnp.float32))
             self.episodes_seen = ControllerState(jnp.zeros((), jnp.int32))
 
@@ -186,9 +186,9 @@ class Learner(nnx.Module):
         the excess of the fraction of episodes over d, v = (P̂(C > d) − δ)·d/T: in units of the bound, so
         that a multiplier's learning rate means for it what it means for the expected cost."""
         mean_step_cost = cost.mean(axis=(0, 1))
-        kind = self.config.constraint_kind
-        if self.config.cost_signal != "episodes" and kind == "expected":
+        if not self.config.reads_episode_window:
             return self.violation(mean_step_cost)
+        kind = self.config.constraint_kind
         window = self.config.cost_window
         ended = done.reshape(-1) > 0
         costs = episode_cost.reshape((-1, *self.cost_shape))

@@ -17,7 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from crax.core.env import Env, EpisodeStats, State, Wrapper
+from crax.core import physics as physics_impl
+from crax.core.env import Env, State, Wrapper, under_episode_stats
 
 Fallback = Literal["hold", "zero"]
 """What a look-ahead does after its first step: hold the same action, or apply the zero action."""
@@ -85,9 +86,10 @@ class Shield(Wrapper):
             raise ValueError(f"Shield needs at least one candidate action (an integer), got {candidates!r}")
         if fallback not in ("hold", "zero"):
             raise ValueError(f"Shield's fallback is 'hold' or 'zero', got {fallback!r}")
-        if env.unwrapped.physics == "warp":
-            raise ValueError("Shield's look-ahead vmaps the env's step over candidate actions, which Warp's physics "
-                             "(a batch sharing buffers sized for crax's named vmaps) does not allow: use physics='jax'")
+        if physics_impl.shares_buffers(env.unwrapped.physics):
+            raise ValueError(f"Shield's look-ahead vmaps the env's step over candidate actions, which physics="
+                             f"{env.unwrapped.physics!r} (a batch sharing buffers sized for crax's named vmaps) does not "
+                             "allow: use physics='jax'")
         self.horizon = int(horizon)
         self.candidates = int(candidates)
         self.fallback: Fallback = fallback
@@ -132,8 +134,5 @@ class Shield(Wrapper):
 
 def shield(env: Env, horizon: int, candidates: int = 8, fallback: Fallback = "hold") -> Env:
     """``env`` (what a learner's ``wrap_env`` receives: ``EpisodeStats`` over the task) with :class:`Shield`
-    put under its :class:`EpisodeStats`, so that the episode statistics count the real steps only (as
-    :func:`crax.core.early_termination.terminate_early` puts its wrapper)."""
-    if isinstance(env, EpisodeStats):
-        return EpisodeStats(Shield(env.env, horizon, candidates, fallback))
-    return Shield(env, horizon, candidates, fallback)
+    put under its :class:`EpisodeStats`, so that the episode statistics count the real steps only."""
+    return under_episode_stats(env, lambda inner: Shield(inner, horizon, candidates, fallback))
