@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from crax.core import observation
 from crax.core.batch import ENV_AXIS, select
 from crax.core.mjx import mjx
 from crax.core.physics_model import STATE_FIELDS, PackedData, PhysicsModel
@@ -35,7 +36,8 @@ class State:
     Attributes:
       data: MJX physics state: the scene's ``mjx.Data``; in a training stack (under
         :class:`PackedState`) a :class:`~crax.core.physics_model.PackedData`.
-      obs: observation, shape ``(observation_size,)`` (batched: ``(N, observation_size)``).
+      obs: observation: an array of shape ``(observation_size,)`` (batched: ``(N, observation_size)``), or
+        for a task with a camera a dict of the state vector and the images (:mod:`crax.core.observation`).
       reward: float32 reward of the last step.
       cost: float32 constraint cost of the last step (sum of the ``metrics["cost/*"]`` terms).
       done: 1.0 where the episode ended (termination or truncation) at this step.
@@ -48,7 +50,7 @@ class State:
     """
 
     data: mjx.Data | PackedData
-    obs: jax.Array
+    obs: jax.Array | dict[str, jax.Array]
     reward: jax.Array
     cost: jax.Array
     done: jax.Array
@@ -100,8 +102,15 @@ class Env(abc.ABC):
         return jax.eval_shape(self.reset, jax.random.key(0))
 
     @property
+    def observation_spec(self) -> Any:
+        """Shapes and dtypes of one observation (:data:`crax.core.observation.Observation`): a
+        ``jax.ShapeDtypeStruct`` for a flat observation, a dict of them for a task with a camera."""
+        return self.state_shapes.obs
+
+    @property
     def observation_size(self) -> int:
-        return int(self.state_shapes.obs.shape[-1])
+        """Size of a flat observation; a ValueError for a structured one (read :attr:`observation_spec`)."""
+        return observation.flat_size(self.state_shapes.obs)
 
     @property
     def unwrapped(self) -> Env:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import math
 import sys
 from collections.abc import Callable
 from typing import Any, cast
@@ -10,6 +12,7 @@ import gymnasium as gym
 import jax
 import numpy as np
 
+from crax.core import observation
 from crax.core.env import Env, State
 from crax.devices import xla_options
 
@@ -32,13 +35,49 @@ def _declared_spaces(env: Env) -> dict[str, Any] | None:
     return cast(dict[str, Any], declare()) if callable(declare) else None
 
 
-def observation_box(env: Env) -> gym.spaces.Box:
+def observation_space(env: Env) -> gym.spaces.Box | gym.spaces.Dict:
     """``Box(-inf, inf, (observation_size,), float32)``, or the bounds and dtype the task declares
-    (Safety-Gymnasium's tasks: its own space; observations are then cast to that dtype)."""
+    (Safety-Gymnasium's tasks: its own space; observations are then cast to that dtype). A task with a
+    camera: a ``Dict`` of that box under ``"state"`` and a ``Box(0, 255, (H, W, C), uint8)`` per image,
+    or, where the task lays out its state vector by key (``observation_keys``: Safety-Gymnasium's Vision
+    tasks), a ``Dict`` of those parts and the images."""
     declared = _declared_spaces(env)
-    if declared is not None:
-        return gym.spaces.Box(declared["obs_low"], declared["obs_high"], dtype=declared["dtype"])
-    return gym.spaces.Box(-np.inf, np.inf, (env.observation_size,), np.float32)
+    spec = env.observation_spec
+    images = {k: gym.spaces.Box(0, 255, tuple(v.shape), np.uint8) for k, v in observation.images(spec).items()}
+    if declared is None:
+        vector = gym.spaces.Box(-np.inf, np.inf, (observation.state_size(spec),), np.float32)
+        return gym.spaces.Dict({observation.STATE: vector, **images}) if images else vector
+    low, high, dtype = declared["obs_low"], declared["obs_high"], declared["dtype"]
+    if "observation_keys" not in declared:
+        return gym.spaces.Box(low, high, dtype=dtype)
+    parts, offset = {}, 0  # the task's own layout of the state vector (Safety-Gymnasium's Vision keys)
+    for key, shape in declared["observation_keys"]:
+        size = math.prod(shape)
+        parts[key] = gym.spaces.Box(low[offset:offset + size].reshape(shape), high[offset:offset + size].reshape(shape),
+                                    dtype=dtype)
+        offset += size
+    return gym.spaces.Dict(collections.OrderedDict({**parts, **images}))  # ordered: gymnasium sorts a dict's keys
+
+
+def as_space(obs: Any, space: gym.spaces.Space) -> Any:
+    """A host observation (an array, or a dict of them) in ``space``'s dtypes (the state vector cast to a
+    declared float64, say; images stay uint8); a ``Dict`` space without ``"state"`` takes the state
+    vector's parts under its own keys, in order (:func:`observation_space`)."""
+    if isinstance(space, gym.spaces.Dict):
+        if observation.STATE in space.spaces:
+            return {k: as_space(obs[k], sub) for k, sub in space.spaces.items()}
+        out, offset, vector = {}, 0, observation.state(obs)  # the state vector laid out over the task's keys
+        for key, sub in space.spaces.items():
+            if key in obs:
+                out[key] = as_space(obs[key], sub)
+                continue
+            shape = tuple(sub.shape or ())
+            size = math.prod(shape)
+            part = vector[..., offset:offset + size]
+            out[key] = as_space(part.reshape(*part.shape[:-1], *shape), sub)
+            offset += size
+        return out
+    return obs.astype(space.dtype, copy=False)
 
 
 def action_box(env: Env) -> gym.spaces.Box:
@@ -142,7 +181,8 @@ class _Adapter:
 class CraxEnv(_Adapter, gym.Env):
     """A crax env (unbatched) as a ``gymnasium.Env``.
 
-    Observations are float32 arrays in a ``Box(-inf, inf, (observation_size,))``, actions a
+    Observations are float32 arrays in a ``Box(-inf, inf, (observation_size,))`` (a ``Dict`` of it and
+    uint8 images for a task with a camera: :func:`observation_space`), actions a
     ``Box(-1, 1, (action_size,))``. ``step`` returns numpy values and Python scalars:
     ``terminated`` is crax's ``done`` without ``truncation`` (the time limit), and ``info``
     holds ``cost`` (the step's cost) and every metric of the step (``reward/<term>``,
@@ -163,14 +203,14 @@ class CraxEnv(_Adapter, gym.Env):
 
     def __init__(self, env: Env, render_mode: str | None = None, render_kwargs: dict[str, Any] | None = None):
         self._setup(env, env, render_mode, render_kwargs or {})
-        self.observation_space = observation_box(env)
+        self.observation_space = observation_space(env)
         self.action_space = action_box(env)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self._check_options(options)
         self.state = self._reset_fn(self._episode_key(seed))
-        return host(self.state.obs).astype(self.observation_space.dtype, copy=False), {}
+        return as_space(host(self.state.obs), self.observation_space), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self._require_state()
@@ -179,5 +219,5 @@ class CraxEnv(_Adapter, gym.Env):
         obs, reward, cost, done, truncation, metrics = host((s.obs, s.reward, s.cost, s.done, s.truncation, s.metrics))
         info = {"cost": float(cost), **{k: v.item() if v.ndim == 0 else v for k, v in metrics.items()}}
         truncated = bool(truncation > 0)
-        obs = obs.astype(self.observation_space.dtype, copy=False)
+        obs = as_space(obs, self.observation_space)
         return obs, float(reward), bool(done > 0) and not truncated, truncated, info

@@ -16,12 +16,14 @@ from crax.core.batch import BATCH_AXIS, map_per_env
 from crax.core.env import Env, State
 from crax.devices import xla_options
 from crax.gymnasium.autoreset import AUTORESET_MODES, batched_stack, check_autoreset_mode
-from crax.gymnasium.env import _MAX_SEED, _Adapter, action_box, host, observation_box
+from crax.gymnasium.env import _MAX_SEED, _Adapter, action_box, as_space, host, observation_space
 
 
-def _masked(done: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """``value`` where ``done`` (along the first axis), zero elsewhere: Gymnasium's layout of
-    entries that only the finished envs have."""
+def _masked(done: np.ndarray, value: Any) -> Any:
+    """``value`` (an array or a dict of them) where ``done`` (along the first axis), zero elsewhere:
+    Gymnasium's layout of entries that only the finished envs have."""
+    if isinstance(value, dict):
+        return {k: _masked(done, v) for k, v in value.items()}
     return np.where(done.reshape(done.shape + (1,) * (value.ndim - 1)), value, np.zeros_like(value))
 
 
@@ -75,7 +77,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
         self._setup(env, batched_stack(env, self.num_envs, mode), render_mode, render_kwargs or {})
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.autoreset_mode = mode
-        self.single_observation_space = observation_box(env)
+        self.single_observation_space = observation_space(env)
         self.single_action_space = action_box(env)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -92,7 +94,7 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
             self.state = self._reset_each(jax.numpy.stack(keys))
         else:
             self.state = self._reset_fn(self._episode_key(seed))
-        return host(self.state.obs).astype(self.single_observation_space.dtype, copy=False), {}
+        return as_space(host(self.state.obs), self.single_observation_space), {}
 
     def _seed_list(self, seed: Any) -> list[int] | None:
         """The per-env seeds of ``reset(seed=...)``, None for one seed or none; ValueError otherwise."""
@@ -125,13 +127,13 @@ class CraxVectorEnv(_Adapter, gym.vector.VectorEnv):
             (s.obs, s.reward, s.cost, s.done, s.truncation, s.metrics, s.info["final_obs"] if same_step else None))
         done = done > 0
         truncated = truncation > 0
-        dtype = self.single_observation_space.dtype
-        obs = obs.astype(dtype, copy=False)
+        space = self.single_observation_space
+        obs = as_space(obs, space)
         info: dict[str, Any] = {"cost": cost, **metrics}
         if same_step and done.any():
             final = {k: _masked(done, v) for k, v in info.items()}
             final.update({f"_{k}": done.copy() for k in info})
-            info.update(final_obs=_masked(done, final_obs.astype(dtype, copy=False)), _final_obs=done.copy(),
+            info.update(final_obs=_masked(done, as_space(final_obs, space)), _final_obs=done.copy(),
                         final_info=final, _final_info=done.copy())
         return obs, reward, done & ~truncated, truncated, info
 

@@ -16,3 +16,13 @@ class Sensor(Component):
 
     def observe(self, ctx: Context) -> jax.Array:
         raise NotImplementedError
+
+
+class ImageSensor(Sensor):
+    """A sensor whose reading is an image: a ``shape`` (height, width, channels) uint8 array kept under
+    ``key`` in a dict observation beside the state vector (:mod:`crax.core.observation`), not
+    concatenated into it (its ``size`` is 0)."""
+
+    size = 0
+    key: str
+    shape: tuple[int, int, int]

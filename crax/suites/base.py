@@ -16,7 +16,9 @@ from flax import nnx
 from crax.bodies.base import Body
 from crax.core.context import Context
 from crax.core.mjx import mjx
+from crax.core.observation import STATE, Observation
 from crax.core.params import Choice, Param, Range, check
+from crax.sensors.base import ImageSensor
 
 
 @dataclasses.dataclass
@@ -188,9 +190,13 @@ class Suite(nnx.Module):
             agent_velocity=self.body.velocity(model, data),
         )
 
-    def observe(self, ctx: Context) -> jax.Array:
-        parts = [self.body.observe(ctx.data)] + [s.observe(ctx) for s in self.sensors]
-        return jnp.concatenate(parts).astype(jnp.float32)
+    def observe(self, ctx: Context) -> Observation:
+        """The body's observation and the sensors' readings concatenated, float32; with image sensors a
+        dict of that vector (:data:`~crax.core.observation.STATE`) and each image by its key."""
+        flat = [s for s in self.sensors if not isinstance(s, ImageSensor)]
+        vector = jnp.concatenate([self.body.observe(ctx.data)] + [s.observe(ctx) for s in flat]).astype(jnp.float32)
+        images = {s.key: s.observe(ctx) for s in self.sensors if isinstance(s, ImageSensor)}
+        return {STATE: vector, **images} if images else vector
 
     def costs(self, ctx: Context) -> dict[str, jax.Array]:
         out: dict[str, jax.Array] = {}

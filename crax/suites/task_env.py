@@ -20,10 +20,12 @@ from crax.core.batch import check_batch
 from crax.core.context import Context
 from crax.core.env import Env, State
 from crax.core.mjx import mjx
+from crax.core.observation import STATE
 from crax.core.params import TaskParam
 from crax.core.physics_model import STATE_FIELDS, PackedData, PhysicsModel, field_name
 from crax.core.reads import read_leaves
 from crax.devices import lapack
+from crax.sensors.base import ImageSensor
 from crax.suites import checks
 from crax.suites.base import Suite
 
@@ -187,9 +189,18 @@ class TaskEnv(Env):
             if kind == "constraint" and shape != ():
                 failures.append(f"{origins.label('constraint', type(c))}: cost returns shape {shape} on {self.id}; "
                                 "expected () — return one number per step: reduce it to a scalar (jnp.sum, jnp.max)")
+            elif isinstance(c, ImageSensor):
+                if shape != tuple(c.shape) or got.dtype != jnp.uint8:
+                    failures.append(f"{origins.origin(type(c))}sensor {c.name} returns {shape} {got.dtype} on {self.id}; "
+                                    f"expected {tuple(c.shape)} uint8 — an image sensor's observe() returns its `shape`")
             elif kind == "sensor" and shape != (c.size,):
                 failures.append(f"{origins.origin(type(c))}sensor {c.name} returns shape {shape} on {self.id}; "
                                 f"expected ({c.size},) — observe() must return `size` floats: fix size or the output")
+        keys = [c.key for _, c in components if isinstance(c, ImageSensor)]
+        clashes = sorted({k for k in keys if keys.count(k) > 1 or k == STATE})
+        if clashes:
+            failures.append(f"image sensors need distinct keys other than {STATE!r}; {', '.join(map(repr, clashes))} "
+                            "is taken: give each camera its own key")
         if failures:
             raise ValueError("; ".join(failures))
 

@@ -24,7 +24,7 @@ import pytest
 import crax
 from crax.core.env import State
 from crax.core.mjx import mjx
-from crax.gymnasium.env import action_box, observation_box
+from crax.gymnasium.env import action_box, observation_space
 from crax.objects.push_box import PushBox
 from crax.objects.vases import Vases
 from tests import trees
@@ -277,7 +277,7 @@ def case(record: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
 
 def assert_spaces(env, rec: dict[str, Any]) -> None:
     """``env``'s Gymnasium spaces (shape, dtype, bounds) equal a recorded id's."""
-    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
+    for space, ref in ((observation_space(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
         assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
         np.testing.assert_array_equal(space.low, np.asarray(ref["low"]))
         np.testing.assert_array_equal(space.high, np.asarray(ref["high"]))

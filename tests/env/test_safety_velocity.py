@@ -19,7 +19,7 @@ import pytest
 import crax
 from crax.core.env import State
 from crax.gymnasium import safety as safety_gymnasium
-from crax.gymnasium.env import action_box, action_scale, observation_box
+from crax.gymnasium.env import action_box, action_scale, observation_space
 from crax.suites.safety_gym import SafetyVelocity
 from crax.suites.task_env import TaskEnv
 from tests.env import c_forward
@@ -116,7 +116,7 @@ def test_reset_noise_is_gymnasiums(env_id, normal):
 @pytest.mark.slow
 def test_spaces_timing_and_threshold_are_safety_gymnasiums(replica):
     rec, env = replica.record, replica.env
-    for space, ref in ((observation_box(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
+    for space, ref in ((observation_space(env), rec["observation_space"]), (action_box(env), rec["action_space"])):
         assert list(space.shape) == ref["shape"] and str(space.dtype) == ref["dtype"]
         np.testing.assert_array_equal(space.low, np.asarray(ref["low"], space.dtype))
         np.testing.assert_array_equal(space.high, np.asarray(ref["high"], space.dtype))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import crax
-from crax.gymnasium.env import action_box, action_scale, observation_box
+from crax.gymnasium.env import action_box, action_scale, observation_space
 from crax.suites.safety_gym import SafetyVelocity, SafetyVelocityV0
 from tests.env import c_forward
 from tests.env.safety_gym_reference import load
@@ -44,7 +44,7 @@ def test_spaces_timing_and_threshold_are_safety_gymnasiums(env):
     assert isinstance(env.suite, SafetyVelocityV0) and env.id == f"Safety{env.body.agent}Velocity-v0"
     assert float(env.suite.constraints[0].threshold[...]) == pytest.approx(ref["velocity_threshold"], rel=1e-7)
     assert env.episode_length == ref["max_episode_steps"] and env.body.dt == pytest.approx(ref["dt"])
-    obs, act = observation_box(env), action_box(env)
+    obs, act = observation_space(env), action_box(env)
     assert list(obs.shape) == ref["observation_space"]["shape"] and str(obs.dtype) == ref["observation_space"]["dtype"]
     np.testing.assert_allclose(act.low, ref["action_space"]["low"], rtol=1e-8)  # the JSON keeps 9 digits
     np.testing.assert_allclose(act.high, ref["action_space"]["high"], rtol=1e-8)

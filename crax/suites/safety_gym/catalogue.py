@@ -4,7 +4,8 @@ crax serves a Safety-Gymnasium task under its own id, suffix included: ``crax.ma
 builds Safety-Gymnasium 1.0.0's PointGoal1 (this package's suites on its bodies built to Safety-Gymnasium's
 definitions), not the paper's ``PointGoal1``. The two id forms cannot clash: the paper's ids carry
 no ``Safety`` prefix and no version. An id of Safety-Gymnasium's form that crax does not serve
-(another agent, Vision, ...) is a ValueError that lists the ids served.
+(another agent, ...) is a ValueError that lists the ids served. The Vision tasks
+(``SafetyPointGoal1Vision-v0``) are the navigation tasks with the agent's camera (:mod:`crax.suites.safety_gym.vision`).
 
 :data:`SAFETY_GYMNASIUM` is the catalogue crax's built-in plugin registers
 (:mod:`crax.plugins.builtin`): ``crax.env_ids()``, ``crax.make`` and ``crax list`` read it through
@@ -35,6 +36,7 @@ from crax.suites.safety_gym.push import SafetyPush
 from crax.suites.safety_gym.race import SafetyRace
 from crax.suites.safety_gym.run import SafetyRun
 from crax.suites.safety_gym.velocity import SafetyVelocity, SafetyVelocityV0
+from crax.suites.safety_gym.vision import VISION_SUITES
 
 NAVIGATION_AGENTS: tuple[type[Body], ...] = (SafetyGymPoint, SafetyGymNavigationAnt, SafetyGymCar, SafetyGymDoggo,
                                              SafetyGymRacecar)
@@ -55,6 +57,7 @@ SERVED: dict[type[Suite], tuple[type[Body], ...]] = {
     SafetyFadingEasy: NAVIGATION_AGENTS,
     SafetyFadingHard: NAVIGATION_AGENTS,
     SafetyRace: NAVIGATION_AGENTS,
+    **{suite: NAVIGATION_AGENTS for suite in VISION_SUITES},
 }
 """Each Safety-Gymnasium task crax serves and the agents it serves it on (bodies built to its definitions).
 An agent name may stand for two bodies: Safety-Gymnasium's navigation tasks run its own Ant

@@ -1,0 +1,106 @@
+"""The camera sensor: the image of the body's own camera, rendered inside the jitted step."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+
+from crax.core.context import Context
+from crax.core.params import POSITIVE, Choice, Range
+from crax.sensors.base import ImageSensor
+from crax.vision import raycast
+from crax.vision.camera import Camera as CameraSettings
+
+CHANNELS = {"rgb": 3, "depth": 1, "rgbd": 4, "segmentation": 1}
+"""What an image holds, and its channels: colour, depth, both, or which geom each pixel sees."""
+
+VISIBLE_GROUPS = (1, 1, 1, 0, 0, 0)
+"""The geom groups seen: those MuJoCo's renderer draws by default (``mjvOption.geomgroup``)."""
+
+CAMERA = "vision"
+"""The name of the camera a body declares in its MJCF where the agent sees from (Safety-Gymnasium's agents')."""
+
+
+class CameraSensor(ImageSensor):
+    """A ``height × width`` uint8 image from the body's camera, observed under ``key`` in a dict
+    observation (:mod:`crax.core.observation`).
+
+    The camera is the body's MJCF camera named ``camera`` (``vision`` by default: where
+    Safety-Gymnasium's agents see from); it follows the body. The image is ray cast through the
+    scene's geoms as they are posed after the step (:mod:`crax.vision.raycast`: pure JAX, so it runs
+    batched inside the jitted step on any device), seeing the geom groups MuJoCo's renderer shows by
+    default. Channels:
+
+    - ``rgb``: the geoms' colours with a headlight's shading;
+    - ``depth``: z-depth mapped linearly from [0, ``depth_range``] metres to [0, 255], farther clipped;
+    - ``rgbd``: both, depth last;
+    - ``segmentation``: 1 + the id of the geom each pixel sees, 0 where none (a model with more than 254
+      geoms is refused).
+
+    Args:
+      width, height: image size in pixels.
+      channels: one of :data:`CHANNELS`.
+      fovy: vertical field of view in degrees; None: the camera's own (MuJoCo's ``camera/fovy``).
+      depth_range: the depth, in metres, that maps to 255.
+      key: the observation's key for this image.
+      camera: the camera's name in the body's MJCF.
+    """
+
+    name = "camera"
+    params = {
+        "width": Range(1, 1024, integer=True), "height": Range(1, 1024, integer=True),
+        "channels": Choice(tuple(CHANNELS)), "fovy": Range(0.0, 180.0, lo_open=True, hi_open=True, optional=True),
+        "depth_range": POSITIVE,
+    }
+
+    def __init__(self, width: int = 64, height: int = 64, channels: str = "rgb", *, fovy: float | None = None,
+                 depth_range: float = 5.0, key: str = "camera", camera: str = CAMERA):
+        if channels not in CHANNELS:
+            raise ValueError(f"unknown camera channels {channels!r}; the choices are {', '.join(CHANNELS)}")
+        self.width, self.height, self.channels = int(width), int(height), channels
+        self.fovy, self.depth_range, self.key, self.camera = fovy, float(depth_range), key, camera
+        self.shape = (self.height, self.width, CHANNELS[channels])
+
+    def bind(self, m: mujoco.MjModel) -> None:
+        name = f"agent/{self.camera}"
+        camera_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, name)
+        if camera_id < 0:
+            names = [m.camera(i).name for i in range(m.ncam)]
+            raise ValueError(f"the body has no camera {self.camera!r} (the model's cameras: {', '.join(names) or 'none'}); "
+                             f"bodies that declare one: {', '.join(bodies_with_camera(self.camera)) or 'none'}")
+        if self.channels == "segmentation" and m.ngeom > 254:
+            raise ValueError(f"a segmentation image holds 254 geom ids in uint8; this model has {m.ngeom} geoms")
+        self.camera_id = int(camera_id)
+        fovy = float(m.cam_fovy[camera_id]) if self.fovy is None else float(self.fovy)
+        self.settings = CameraSettings(
+            self.width, self.height, fovy, rgb=self.channels in ("rgb", "rgbd"),
+            depth=self.channels in ("depth", "rgbd"), segmentation=self.channels == "segmentation",
+            geomgroup=VISIBLE_GROUPS)
+
+    def observe(self, ctx: Context) -> jax.Array:
+        out = raycast.render(ctx.model, ctx.data, self.settings, self.camera_id)
+        parts = []
+        if "rgb" in out:
+            parts.append(out["rgb"])
+        if "depth" in out:
+            scaled = jnp.clip(out["depth"] / self.depth_range, 0.0, 1.0) * 255.0
+            parts.append(jnp.round(scaled).astype(jnp.uint8)[..., None])
+        if "segmentation" in out:
+            parts.append((out["segmentation"] + 1).astype(jnp.uint8)[..., None])
+        return jnp.concatenate(parts, axis=-1)
+
+
+def bodies_with_camera(camera: str = CAMERA) -> tuple[str, ...]:
+    """Names of the loaded body classes whose MJCF asset declares the camera ``camera`` (read as text,
+    nothing compiled)."""
+    from crax.bodies.base import Body
+
+    found, classes = set(), [Body]
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        asset = vars(cls).get("asset")
+        if isinstance(asset, str) and cls.asset_file().is_file() and f'<camera name="{camera}"' in cls.asset_file().read_text():
+            found.add(cls.name)
+    return tuple(sorted(found))

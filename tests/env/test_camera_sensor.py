@@ -1,0 +1,87 @@
+"""The camera sensor (crax.sensors.camera) on a hand-placed scene: depth and segmentation against
+geometry computed by hand, the dict observation it makes, and its errors."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import crax
+from crax.core import observation
+from crax.core.mjx import mjx
+from crax.sensors.camera import CameraSensor
+
+SIZE = 9
+"""Odd, so the centre pixel looks along the optical axis."""
+DEPTH_RANGE = 2.0
+
+
+@functools.cache
+def env_and_look(channels: str):
+    """SafetyPointGoal0 with a 9×9 camera, and a jitted function rendering it with the agent at the
+    origin facing +x and the goal parked far behind it."""
+    env = crax.make("SafetyPointGoal0-v0", sensors={"camera": {"width": SIZE, "height": SIZE, "channels": channels,
+                                                               "depth_range": DEPTH_RANGE}})
+    body, suite = env.body, env.suite
+
+    @jax.jit
+    def look(key):
+        state = env.reset(key)
+        data = suite.move(state.data, {"goal": jnp.asarray([[-20.0, 0.0]])})
+        qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), jnp.zeros(2), jnp.zeros(()))
+        data = mjx.forward(env.mjx_model, data.replace(qpos=data.qpos.at[slice(*body.qpos_adr)].set(qpos)))
+        return suite.observe(suite.context(env.mjx_model, data, state.info["task"]))
+
+    return env, look
+
+
+def test_depth_along_the_optical_axis_is_the_floor_computed_by_hand():
+    env, look = env_and_look("depth")
+    obs = look(jax.random.key(0))
+    assert set(obs) == {observation.STATE, "camera"}
+    image = np.asarray(obs["camera"])
+    assert image.shape == (SIZE, SIZE, 1) and image.dtype == np.uint8
+    # Safety-Gymnasium's Point camera: 0.15 above the torso (0.1 up), looking along (1, 0, -0.4)
+    height = 0.1 + 0.15
+    distance = height * math.sqrt(1 + 0.4**2) / 0.4
+    assert image[SIZE // 2, SIZE // 2, 0] == round(distance / DEPTH_RANGE * 255)
+    assert np.all(image[0] == 255)  # above the horizon: nothing, the far plane, clipped to the range
+    assert np.all(np.diff(image[SIZE // 2 + 1:, SIZE // 2, 0].astype(int)) <= 0)  # nearer towards the bottom
+
+
+def test_segmentation_names_the_floor_and_the_agent():
+    env, look = env_and_look("segmentation")
+    image = np.asarray(look(jax.random.key(0))["camera"])[..., 0].astype(int) - 1
+    floor = env.mj_model.geom("floor").id
+    assert image[SIZE // 2, SIZE // 2] == floor
+    assert np.all(image[0] == -1)
+    bottom = {env.mj_model.geom(int(g)).name for g in image[-1] if g >= 0}
+    assert "agent/agent" in bottom  # the Point's own sphere, below the camera
+
+
+def test_the_observation_spec_and_state_vector():
+    env, _ = env_and_look("rgbd")
+    spec = env.observation_spec
+    assert spec["camera"].shape == (SIZE, SIZE, 4) and spec["camera"].dtype == jnp.uint8
+    plain = crax.make("SafetyPointGoal0-v0")
+    assert spec[observation.STATE].shape == plain.observation_spec.shape  # the camera adds nothing to the vector
+    with pytest.raises(ValueError, match="observation_spec"):
+        _ = env.observation_size
+
+
+def test_bad_camera_input_names_the_choices():
+    with pytest.raises(ValueError, match="bodies that declare one: .*Point"):
+        crax.make("HalfCheetahVelocity1", sensors={"camera": {}})
+    with pytest.raises(ValueError, match="rgb, depth, rgbd, segmentation"):
+        crax.make("PointGoal1", sensors={"camera": {"channels": "infrared"}})
+    with pytest.raises(ValueError, match="width"):
+        crax.make("PointGoal1", sensors={"camera": {"width": 0}})
+    with pytest.raises(ValueError, match="distinct keys"):
+        crax.make("SafetyPointGoal0Vision-v0", vision_size=8, sensors={"camera": {"key": "vision"}})
+    with pytest.raises(ValueError, match="unknown camera channels"):
+        CameraSensor(channels="xyz")

@@ -1,0 +1,78 @@
+"""Safety-Gymnasium's 110 Vision ids (crax.suites.safety_gym.vision) against the spaces and cameras
+Safety-Gymnasium 1.0.0 reports (tests/data/safety_gym_vision_reference.json, recorded by
+tools/safety_gymnasium/sg_vision_reference.py)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+
+import mujoco
+import numpy as np
+import pytest
+
+import crax
+from crax.gymnasium.env import CraxEnv
+from crax.suites.safety_gym.vision import VISION_KEY
+
+REFERENCE = json.loads((pathlib.Path(__file__).parents[1] / "data" / "safety_gym_vision_reference.json").read_text())
+IDS = sorted(REFERENCE["ids"])
+
+
+def test_every_vision_id_is_served():
+    assert len(IDS) == 110
+    assert sorted(i for i in crax.env_ids() if "Vision" in i) == IDS
+
+
+@functools.cache
+def suite_of(env_id: str):
+    body, suite, level = crax.parse_id(env_id)
+    return suite(body(), level)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_observation_keys_and_sizes(env_id):
+    reference = REFERENCE["ids"][env_id]["observation"]
+    suite = suite_of(env_id)
+    ours = [(key, list(shape)) for key, shape in suite.observation_keys()]
+    ours.append((VISION_KEY, [suite.vision_size, suite.vision_size, 3]))
+    assert ours == [(key, space["shape"]) for key, space in reference]
+
+
+def test_spaces_as_safety_gymnasium_reports_them():
+    env = CraxEnv(crax.make("SafetyPointGoal1Vision-v0"))
+    reference = REFERENCE["ids"]["SafetyPointGoal1Vision-v0"]
+    assert list(env.observation_space.spaces) == [key for key, _ in reference["observation"]]
+    for key, space in reference["observation"]:
+        ours = env.observation_space[key]
+        assert list(ours.shape) == space["shape"] and np.dtype(ours.dtype).name == space["dtype"], key
+        for bound, value in (("low", ours.low), ("high", ours.high)):
+            expected = {"inf": np.inf, "-inf": -np.inf}.get(space[bound], space[bound])
+            np.testing.assert_array_equal(value, np.broadcast_to(np.asarray(expected, value.dtype), value.shape))
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    obs, *_ = env.step(env.action_space.sample())
+    assert env.observation_space.contains(obs)
+
+
+def test_vision_size_option():
+    env = crax.make("SafetyCarGoal1Vision-v0", vision_size=64)
+    assert env.observation_spec[VISION_KEY].shape == (64, 64, 3)
+    with pytest.raises(ValueError, match="vision_size"):
+        crax.make("SafetyCarGoal1Vision-v0", vision_size=4)
+
+
+@pytest.mark.parametrize("agent", sorted(REFERENCE["cameras"]))
+def test_camera_pose_in_the_agent_body(agent):
+    """The ``vision`` camera sits where Safety-Gymnasium's does in the agent's root body, and sees as wide."""
+    body, _, _ = crax.parse_id(f"Safety{agent}Goal1Vision-v0")
+    m = body().mjcf().compile()
+    cam = m.camera("vision")
+    ref = REFERENCE["cameras"][agent]
+    assert m.body(int(cam.bodyid[0])).name == "torso"
+    np.testing.assert_allclose(cam.pos, ref["pos"], atol=1e-6)
+    quat, expected = np.asarray(cam.quat), np.asarray(ref["quat"])
+    np.testing.assert_allclose(quat * np.sign(quat @ expected), expected, atol=1e-6)
+    assert float(m.cam_fovy[cam.id]) == ref["fovy"]
+    assert mujoco.mjtCamLight(int(m.cam_mode[cam.id])) == mujoco.mjtCamLight.mjCAMLIGHT_FIXED
