@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
-from crax.core import palette
+from crax.core import observation, palette
 from crax.core.env import Env, State
 from crax.core.physics_model import PackedData
 from crax.devices import xla_options
@@ -254,19 +254,20 @@ def _frame_fields(env: Env, data: Any) -> dict[str, Any]:
     return {k: getattr(data, k) for k in _FIELDS}
 
 
-def _host_arrays(env: Env, states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, bool]:
+def _host_arrays(env: Env, states: State | Sequence[State]) -> tuple[dict[str, np.ndarray], np.ndarray, Any, dict[str, np.ndarray], bool]:
     """The fields a frame needs, as host arrays with a leading time axis, the task state (as given;
-    of a list of states, stacked on the host without its PRNG keys) and whether it was one state."""
+    of a list of states, stacked on the host without its PRNG keys), the observed images by key (with
+    the time axis) and whether it was one state."""
     if isinstance(states, Sequence) and not isinstance(states, State):
         if not states:
             raise ValueError("states is an empty sequence; give at least one State")
         # Stacked on the host, and only what a frame reads: jnp.stack over every leaf of the states
         # compiled one small program per leaf shape (about 150 for an MJX Data) on a first render.
-        picked = jax.device_get([(_frame_fields(env, s.data), s.cost, _host_leaves(s.info.get("task", {})))
-                                 for s in states])
-        fields, cost, task = jax.tree.map(lambda *xs: np.stack(xs), *picked)
+        picked = jax.device_get([(_frame_fields(env, s.data), s.cost, _host_leaves(s.info.get("task", {})),
+                                  observation.images(s.obs)) for s in states])
+        fields, cost, task, views = jax.tree.map(lambda *xs: np.stack(xs), *picked)
     else:
-        fields, cost = jax.device_get((_frame_fields(env, states.data), states.cost))
+        fields, cost, views = jax.device_get((_frame_fields(env, states.data), states.cost, observation.images(states.obs)))
         task = states.info.get("task", {})
     ndim = np.ndim(fields["qpos"])
     if ndim not in (1, 2):
@@ -275,12 +276,29 @@ def _host_arrays(env: Env, states: State | Sequence[State]) -> tuple[dict[str, n
                          "jax.tree.map(lambda x: x[i], state)")
     single = ndim == 1
     fields = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in fields.items()}
+    views = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in views.items()}
     cost = np.reshape(np.asarray(cost, np.float32), (-1,))
-    return fields, cost, task, single
+    return fields, cost, task, views, single
+
+
+def beside(frames: np.ndarray, views: dict[str, np.ndarray]) -> np.ndarray:
+    """``frames`` (T, H, W, 3) with each observed image (T, h, w, c) to their right, scaled to the
+    frames' height by whole pixels and centred: colour images as they are (the colour part of an
+    RGB-D image), one-channel images (depth, segmentation) in grey."""
+    height = frames.shape[1]
+    out = [frames]
+    for image in views.values():
+        rgb = image[..., :3] if image.shape[-1] >= 3 else np.repeat(image[..., :1], 3, axis=-1)
+        scale = max(1, height // rgb.shape[1])
+        rgb = rgb.repeat(scale, axis=1).repeat(scale, axis=2)[:, :height]
+        top = (height - rgb.shape[1]) // 2
+        pad = ((0, 0), (top, height - rgb.shape[1] - top), (0, 0), (0, 0))
+        out.append(np.pad(rgb, pad))
+    return np.concatenate(out, axis=2)
 
 
 def render(env: Env, states: State | Sequence[State], *, camera: str = "track", width: int = 480,
-           height: int = 480) -> np.ndarray:
+           height: int = 480, views: bool = True) -> np.ndarray:
     """RGB frames of crax states: ``(height, width, 3)`` uint8 for one unbatched ``State``,
     ``(T, height, width, 3)`` for a trajectory (a ``State`` with a leading time axis, e.g. from
     :func:`rollout`, or a list of States).
@@ -289,7 +307,9 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
     with ``jax.tree.map(lambda x: x[i], state)``) renders as the scene's.
 
     ``env`` is the env the states came from (wrappers are fine). ``camera`` is ``"track"`` or
-    ``"top"`` (:data:`CAMERAS`). The agent is drawn red on frames whose ``cost > 0``.
+    ``"top"`` (:data:`CAMERAS`). The agent is drawn red on frames whose ``cost > 0``. With ``views``, what
+    the task's cameras observed (a dict observation's images) is placed to the right of each frame
+    (:func:`beside`), so the frames are wider than ``width``.
     """
     if camera not in CAMERAS:
         raise ValueError(f"unknown camera {camera!r}; valid choices: {', '.join(CAMERAS)}")
@@ -297,7 +317,7 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 1 <= v <= 4096:
             raise ValueError(f"{name} must be an integer in [1, 4096] pixels, got {v!r}")
     scene = _scene(env)
-    fields, cost, task, single = _host_arrays(env, states)
+    fields, cost, task, observed, single = _host_arrays(env, states)
     m, d = scene.model, scene.data
     if fields["qpos"].shape[1] != m.nq:
         base: Any = env.unwrapped  # a crax task env: _scene checked
@@ -319,6 +339,8 @@ def render(env: Env, states: State | Sequence[State], *, camera: str = "track", 
         frames[t] = renderer.render()
     for label, (ids, _) in fading.items():
         m.geom_rgba[ids, 3] = built[label]
+    if views and observed:
+        frames = beside(frames, observed)
     return frames[0] if single else frames
 
 
@@ -433,10 +455,10 @@ def _write_h264(path: Path, frames: np.ndarray, fps: float) -> None:
 
 
 def save_video(env: Env, states: State | Sequence[State], path: str | Path, *, fps: float | None = None,
-               camera: str = "track", width: int = 480, height: int = 480) -> Path:
-    """Renders a trajectory (:func:`render`) and writes it (:func:`write_video`); ``fps`` defaults to
-    ``1 / env.dt``, real time."""
-    frames = render(env, states, camera=camera, width=width, height=height)
+               camera: str = "track", width: int = 480, height: int = 480, views: bool = True) -> Path:
+    """Renders a trajectory (:func:`render`, with the task's camera views beside it unless ``views`` is
+    False) and writes it (:func:`write_video`); ``fps`` defaults to ``1 / env.dt``, real time."""
+    frames = render(env, states, camera=camera, width=width, height=height, views=views)
     if frames.ndim == 3:
         frames = frames[None]
     return write_video(path, frames, fps if fps is not None else 1.0 / env.dt)

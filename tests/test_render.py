@@ -416,3 +416,25 @@ def test_no_working_backend_is_one_clear_error(env_vars, expected):
 def test_render_needs_a_task_env():
     with pytest.raises(ValueError, match="render needs a crax task env .* got ToyEnv"):
         render.render(ToyEnv(), None)
+
+
+def test_observed_images_are_placed_beside_the_frame():
+    frames = np.zeros((2, 40, 30, 3), np.uint8)
+    rgb = np.full((2, 16, 16, 3), 200, np.uint8)
+    depth = np.full((2, 8, 8, 1), 7, np.uint8)
+    out = render.beside(frames, {"camera": rgb, "depth": depth})
+    # 16 px scaled by 2 to 32 of 40 rows, centred; 8 px by 5 to 40
+    assert out.shape == (2, 40, 30 + 32 + 40, 3)
+    assert np.all(out[:, 4:36, 30:62] == 200) and np.all(out[:, :4, 30:62] == 0) and np.all(out[:, 36:, 30:62] == 0)
+    assert np.all(out[:, :, 62:] == 7)
+
+
+def test_a_camera_tasks_render_shows_what_it_saw():
+    env = crax.make("PointGoal1", sensors={"camera": {"width": 8, "height": 8}})
+    state = jax.jit(env.reset)(jax.random.key(0))
+    plain = render.render(env, state, width=W, height=H, views=False)
+    both = render.render(env, state, width=W, height=H)
+    scale = H // 8
+    assert plain.shape == (H, W, 3) and both.shape == (H, W + 8 * scale, 3)
+    np.testing.assert_array_equal(both[:, :W], plain)
+    np.testing.assert_array_equal(both[: 8 * scale: scale, W::scale], np.asarray(state.obs["camera"]))
