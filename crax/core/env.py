@@ -155,14 +155,15 @@ class EpisodeStats(Wrapper):
     """Tracks episodic return, cost and length of a single (unbatched) env, and each term's sum.
 
     At the step where an episode ends, ``metrics["episode/return"]``, ``["episode/cost"]`` and
-    ``["episode/length"]`` hold the finished episode's totals, ``metrics["episode/<term>"]`` the
+    ``["episode/length"]`` hold the finished episode's totals, ``["episode/cost_peak"]`` its largest step
+    cost (what a state-wise bound constrains), ``metrics["episode/<term>"]`` the
     episode sum of every ``reward/<term>`` and ``cost/<term>`` metric (``episode/cost/contact``),
     and ``metrics["episode/done"]`` is 1; elsewhere they are 0. Average with
     ``sum(x * done) / sum(done)``. An episode flagged ``info["episode"]["partial"]`` (one that
     started part-way, see :func:`crax.learners.on_policy.trainer.desynchronize`) ends without being reported.
     """
 
-    _KEYS = ("return", "cost", "length")
+    _KEYS = ("return", "cost", "length", "cost_peak")
 
     @staticmethod
     def _terms(metrics: dict[str, jax.Array]) -> dict[str, jax.Array]:
@@ -183,6 +184,7 @@ class EpisodeStats(Wrapper):
             "return": acc["return"] + state.reward,
             "cost": acc["cost"] + state.cost,
             "length": acc["length"] + 1.0,
+            "cost_peak": jnp.maximum(acc["cost_peak"], state.cost),
             "partial": acc["partial"],
         }
         step_terms = self._terms(state.metrics)

@@ -124,8 +124,9 @@ def test_episode_stats_equal_sums_over_the_finished_episode():
         np.testing.assert_allclose(m["episode/return"][end], traj["reward"][start : end + 1].sum(0), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(m["episode/cost"][end], traj["cost"][start : end + 1].sum(0), rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(m["episode/length"][end], 7.0)
+        np.testing.assert_array_equal(m["episode/cost_peak"][end], traj["cost"][start : end + 1].max(0))
     not_end = traj["done"] == 0
-    for k in ("episode/return", "episode/cost", "episode/length"):
+    for k in ("episode/return", "episode/cost", "episode/length", "episode/cost_peak"):
         assert np.all(m[k][not_end] == 0), k
 
 
