@@ -36,7 +36,9 @@ def test_every_id_is_listed_by_the_registry_catalogue_by_catalogue():
     reg = crax.registry()
     assert list(reg.catalogues)[:2] == ["paper", "safety-gymnasium"]
     assert crax.env_ids() == [i for name in reg.catalogues for i in reg.env_ids(name)]
-    assert len(reg.env_ids("safety-gymnasium")) == 122 and reg.env_ids("safety-gymnasium") == SAFETY_GYMNASIUM.ids()
+    sg = reg.env_ids("safety-gymnasium")
+    assert sg == SAFETY_GYMNASIUM.ids() and len(sg) == 232  # 122 state-based ids and 110 Vision ids
+    assert sum("Vision" in i for i in sg) == 110 and "SafetyPointGoal1Vision-v0" in sg
     assert {"PointGoal1", "SpiderLegs2", "SledGoal2"} <= set(reg.env_ids("paper"))
     assert crax.parse_id("SafetyPointGoal2-v0")[1:] == (SafetyGoal, 2) and crax.parse_id("PointGoal2")[1:] == (Goal, 2)
     with pytest.raises(ValueError, match="unknown catalogue 'vision'; valid choices: paper, safety-gymnasium"):

@@ -18,6 +18,7 @@ Run from the repository root with the OmniSafe environment (``common.py`` says h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,15 @@ def pid_sequence(yaml: str) -> tuple[PIDLagrangian, list[float]]:
         pid.pid_update(jc)
         lambdas.append(float(pid.lagrangian_multiplier))
     return pid, lambdas
+
+
+def with_multiplier(cls: type, yaml: str, actor: Any,
+                    sequence: Callable[[str], tuple[Any, list[float]]]) -> tuple[Any, list[float]]:
+    """OmniSafe's ``cls`` (``yaml``'s defaults) holding the multiplier ``sequence(yaml)`` steps on ``EP_COSTS``
+    (:func:`lagrange_sequence`, :func:`pid_sequence`), and λ after each step."""
+    algo = on_policy_algorithm(cls, yaml, actor)
+    algo._lagrange, lambdas = sequence(yaml)
+    return algo, lambdas
 
 
 class StubEnv:
@@ -218,19 +228,13 @@ def main() -> None:
 
     trpo = actor_update(on_policy_algorithm(TRPO, "TRPO", actor), batch, theta0)
 
-    pid, pid_lambdas = pid_sequence("TRPOPID")
-    trpo_pid = on_policy_algorithm(TRPOPID, "TRPOPID", actor)
-    trpo_pid._lagrange = pid
+    trpo_pid, pid_lambdas = with_multiplier(TRPOPID, "TRPOPID", actor, pid_sequence)
     trpo_pid_theta = actor_update(trpo_pid, batch, theta0)
-    cppo_pid = on_policy_algorithm(CPPOPID, "CPPOPID", actor)
-    cppo_pid._lagrange, cppo_lambdas = pid_sequence("CPPOPID")
+    cppo_pid, cppo_lambdas = with_multiplier(CPPOPID, "CPPOPID", actor, pid_sequence)
 
-    lagrange, rcpo_lambdas = lagrange_sequence("RCPO")
-    rcpo = on_policy_algorithm(RCPO, "RCPO", actor)
-    rcpo._lagrange = lagrange
+    rcpo, rcpo_lambdas = with_multiplier(RCPO, "RCPO", actor, lagrange_sequence)
     rcpo_theta = actor_update(rcpo, batch, theta0)
-    pdo = on_policy_algorithm(PDO, "PDO", actor)
-    pdo._lagrange, pdo_lambdas = lagrange_sequence("PDO")
+    pdo, pdo_lambdas = with_multiplier(PDO, "PDO", actor, lagrange_sequence)
 
     ipo = []
     for jc in IPO_COSTS:

@@ -96,11 +96,15 @@ class Body(nnx.Module):
         root = importlib.resources.files(cls.asset_package or "crax.bodies")
         return (root if cls.asset_package else root / "assets").joinpath(*cls.asset.split("/"))
 
+    def mjcf_assets(self) -> dict[str, bytes]:
+        """The files ``asset`` refers to (meshes, textures), by the names it gives them: none by default."""
+        return {}
+
     def mjcf(self) -> mujoco.MjSpec:
-        """The body's MJCF (``asset`` in ``asset_package``) as a fresh spec; its collidable geoms
-        (contype or conaffinity nonzero) get the agent's collision category: ``AGENT`` if
-        ``floor_contact`` else ``AGENT_FLOATING``."""
-        spec = mujoco.MjSpec.from_string(self.asset_file().read_text())
+        """The body's MJCF (``asset`` in ``asset_package``, with :meth:`mjcf_assets`) as a fresh spec;
+        its collidable geoms (contype or conaffinity nonzero) get the agent's collision category:
+        ``AGENT`` if ``floor_contact`` else ``AGENT_FLOATING``."""
+        spec = mujoco.MjSpec.from_string(self.asset_file().read_text(), assets=self.mjcf_assets())
         category = Category.AGENT if self.floor_contact else Category.AGENT_FLOATING
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:

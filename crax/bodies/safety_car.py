@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
+from crax.bodies.base import NAVIGATION
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import field_options, origin_imu
+from crax.bodies.safety_gym import SafetyGymNavigation
+from crax.bodies.safety_imu import IMU_KEYS, origin_imu
 from crax.core.mjx import mjx
-from crax.core.scene import floor_only
 
 WHEELS = ("left", "right")
 """The Car's driven wheels: cylinders that touch the floor only (:data:`Category.AGENT_WHEEL`)."""
@@ -29,7 +29,7 @@ def quat_to_mat(q: jax.Array) -> jax.Array:
     ])
 
 
-class SafetyGymCar(FreeBody):
+class SafetyGymCar(SafetyGymNavigation, FreeBody):
     """Car as Safety-Gymnasium 1.0.0 defines it (``assets/xmls/car.xml``), for its own tasks.
 
     A box chassis (0.2 × 0.2 × 0.1 m with bumpers, density 5: 23.9 g) on a free joint, its centre
@@ -55,26 +55,13 @@ class SafetyGymCar(FreeBody):
 
     name = "SafetyGymCar"
     agent = "Car"
-    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyCarGoal1-v0``)."""
-    kinds = frozenset({SAFETY_GYM})
     asset = "safety_car.xml"
     timestep = 0.004
-    frame_skip = 10
-    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
-    reset_noise = 0.0
-    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
-                ("ballangvel_rear", 3), ("ballquat_rear", 9))
-    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
-
-    def mjcf(self) -> mujoco.MjSpec:
-        """The asset with the wheels touching the floor only and their proxies the objects only."""
-        spec = super().mjcf()
-        floor_only(spec, WHEELS, PROXIES)
-        return spec
+    cylinders, proxies = WHEELS, PROXIES
+    obs_keys = (*IMU_KEYS, ("ballangvel_rear", 3), ("ballquat_rear", 9))
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity, self.magnetic = field_options(m)
         rear = m.joint(self.prefix + "rear")
         self.rear_qpos = int(rear.qposadr[0]) - self.qpos_adr[0]
         self.rear_qvel = int(rear.dofadr[0]) - self.qvel_adr[0]

@@ -6,12 +6,12 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import NAVIGATION, SAFETY_GYM, SAFETY_GYM_SOLVER
+from crax.bodies.base import NAVIGATION
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import field_options, origin_imu
+from crax.bodies.safety_gym import SafetyGymNavigation
+from crax.bodies.safety_imu import IMU_KEYS, origin_imu
 from crax.bodies.touch import TouchSites
 from crax.core.mjx import mjx
-from crax.core.scene import floor_only
 
 HINGES = ("hip_1_z", "hip_2_z", "hip_3_z", "hip_4_z", "hip_1_y", "hip_2_y", "hip_3_y", "hip_4_y",
           "ankle_1", "ankle_2", "ankle_3", "ankle_4")
@@ -24,7 +24,7 @@ PROXIES = ("torso_proxy", "rear_proxy")
 """Massless capsules along the torso's cylinders that take the torso's contacts with objects."""
 
 
-class SafetyGymDoggo(FreeBody):
+class SafetyGymDoggo(SafetyGymNavigation, FreeBody):
     """Doggo as Safety-Gymnasium 1.0.0 defines it (``assets/xmls/doggo.xml``), for its own tasks.
 
     A quadruped of 19.8 g: a torso of two coaxial cylinders (radius 0.0375 m, 0.1 m each, density 2)
@@ -58,27 +58,14 @@ class SafetyGymDoggo(FreeBody):
 
     name = "SafetyGymDoggo"
     agent = "Doggo"
-    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyDoggoGoal1-v0``)."""
-    kinds = frozenset({SAFETY_GYM})
     asset = "safety_doggo.xml"
     timestep = 0.01
-    frame_skip = 10
-    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
-    reset_noise = 0.0
-    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
-                *((f"touch_{s}", 1) for s in TOUCH_SITES), *((f"jointvel_{h}", 1) for h in HINGES),
+    cylinders, proxies = TORSO, PROXIES
+    obs_keys = (*IMU_KEYS, *((f"touch_{s}", 1) for s in TOUCH_SITES), *((f"jointvel_{h}", 1) for h in HINGES),
                 *((f"jointpos_{h}", 2) for h in HINGES))
-    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
-
-    def mjcf(self) -> mujoco.MjSpec:
-        """The asset with the torso's cylinders touching the floor only and their proxies the objects only."""
-        spec = super().mjcf()
-        floor_only(spec, TORSO, PROXIES)
-        return spec
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity, self.magnetic = field_options(m)
         joints = [m.joint(self.prefix + h) for h in HINGES]
         self.hinge_qpos = tuple(int(j.qposadr[0]) for j in joints)
         self.hinge_qvel = tuple(int(j.dofadr[0]) for j in joints)

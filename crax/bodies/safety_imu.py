@@ -10,6 +10,9 @@ import mujoco
 
 from crax.core.mjx import mjx
 
+IMU_KEYS = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))
+"""Safety-Gymnasium's observation keys of the four readings (:func:`site_imu`'s, in its order) and their sizes."""
+
 
 def field_options(m: mujoco.MjModel) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The model's gravity and magnetic field, as :func:`site_imu`'s and :func:`origin_imu`'s

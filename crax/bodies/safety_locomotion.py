@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER, Body
+from crax.bodies.safety_gym import SafetyGymBody
 from crax.core.mjx import mjx
 from crax.core.scene import no_collision
 
@@ -20,7 +20,7 @@ other, as every geom of Gymnasium's Hopper and Humanoid does (parent and child b
 in MuJoCo)."""
 
 
-class SafetyGymLocomotion(Body):
+class SafetyGymLocomotion(SafetyGymBody):
     """A Safety-Gymnasium velocity agent: Gymnasium's MuJoCo v4 model, observation, reset and health.
 
     The MJCF is Gymnasium's own model as Safety-Gymnasium loads it (``tools/safety_gymnasium/sg_velocity_assets.py``);
@@ -31,8 +31,7 @@ class SafetyGymLocomotion(Body):
     the actuators' ``ctrlrange`` (all [-1, 1] but Humanoid's ±0.4); the Gymnasium face declares
     Safety-Gymnasium's action box and rescales.
 
-    Class attributes (besides :class:`Body`'s):
-      agent: Safety-Gymnasium's name, as its ids spell it (``SafetyHopperVelocity-v1``).
+    Class attributes (besides :class:`~crax.bodies.safety_gym.SafetyGymBody`'s):
       integrator: MuJoCo's integrator (:class:`~crax.bodies.base.Body`'s; Gymnasium v4: RK4,
         HalfCheetah Euler).
       floor: the floor's contact parameters in Safety-Gymnasium's model.
@@ -46,10 +45,7 @@ class SafetyGymLocomotion(Body):
       speed_xy: whether the cost's velocity is the planar speed (Ant, Humanoid) or the x velocity.
     """
 
-    kinds = frozenset({SAFETY_GYM})
-    agent: ClassVar[str]
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
-    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     floor: ClassVar[dict[str, Any]] = {}
     fluid: ClassVar[tuple[float, float]] = (0.0, 0.0)
     self_collision: ClassVar[bool] = False

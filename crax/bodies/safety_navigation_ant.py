@@ -8,16 +8,16 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import field_options, site_imu
+from crax.bodies.safety_gym import SafetyGymNavigation
+from crax.bodies.safety_imu import IMU_KEYS, site_imu
 from crax.core.mjx import mjx
 
 HINGES = ("hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4")
 """The Ant's hinges in joint (and actuator) order."""
 
 
-class SafetyGymNavigationAnt(FreeBody):
+class SafetyGymNavigationAnt(SafetyGymNavigation, FreeBody):
     """Ant as Safety-Gymnasium 1.0.0 defines it for its navigation tasks (``assets/xmls/ant.xml``).
 
     Not Gymnasium's Ant of the Velocity tasks (:class:`crax.bodies.safety_ant.SafetyGymAnt`): a
@@ -44,26 +44,20 @@ class SafetyGymNavigationAnt(FreeBody):
 
     name = "SafetyGymNavigationAnt"
     agent = "Ant"
-    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyAntGoal1-v0``)."""
-    kinds = frozenset({SAFETY_GYM})
     asset = "safety_navigation_ant.xml"
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
     timestep = 0.01
-    frame_skip = 10
-    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
     reset_noise = 0.1
     alive_height = 0.08
     """The torso's height (m) at or below which the Ant is dead (``Ant.is_alive``)."""
     healthy_z = (alive_height, math.inf)
-    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3),
-                *((f"{h}_vel", 1) for h in HINGES), ("agent_pos", 1), ("agent_qvel", 3), *((h, 2) for h in HINGES))
-    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
+    obs_keys = (*IMU_KEYS, *((f"{h}_vel", 1) for h in HINGES), ("agent_pos", 1), ("agent_qvel", 3),
+                *((h, 2) for h in HINGES))
     reset_pose = (0.0, math.pi / 2, 0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0, math.pi / 2)
     """The hinge angles a reset draws about (``Ant.reset``: hips 0, ankles ±π/2)."""
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity, self.magnetic = field_options(m)
         self.site_offset = tuple(float(p) for p in m.site(self.prefix + "torso").pos)
 
     def initial_state(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import mujoco
 
-from crax.bodies.base import SAFETY_GYM, SAFETY_GYM_SOLVER
 from crax.bodies.point import Point
+from crax.bodies.safety_gym import SafetyGymNavigation
 from crax.core.scene import Category, collide_as
 
 
-class SafetyGymPoint(Point):
+class SafetyGymPoint(SafetyGymNavigation, Point):
     """Point as Safety-Gymnasium 1.0.0 defines it (``assets/xmls/point.xml``), for its own tasks.
 
     Same joints, actuators and 12 sensor readings as :class:`~crax.bodies.point.Point` (whose
@@ -25,18 +25,11 @@ class SafetyGymPoint(Point):
 
     name = "SafetyGymPoint"
     agent = "Point"
-    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyPointGoal1-v0``)."""
-    kinds = frozenset({SAFETY_GYM})
     asset = "safety_point.xml"
     timestep = 0.002
-    frame_skip = 10
-    solver_iterations, ls_iterations = SAFETY_GYM_SOLVER
-    reset_noise = 0.0
     healthy_z = None
     floor_contact = True
     velocity_threshold = None
-    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))
-    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
 
     def mjcf(self) -> mujoco.MjSpec:
         """Safety-Gymnasium's MJCF; the arrow box touches everything but the floor

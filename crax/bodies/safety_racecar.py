@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.bodies.base import NAVIGATION, SAFETY_GYM
+from crax.bodies.base import NAVIGATION
 from crax.bodies.free import FreeBody
-from crax.bodies.safety_imu import field_options, site_imu
+from crax.bodies.safety_gym import SafetyGymNavigation
+from crax.bodies.safety_imu import site_imu
 from crax.core.mjx import mjx
-from crax.core.scene import Category, collide_as, floor_only
 
 MESHES = ("chassis_differential.STL",)
 """The mesh files the asset reads (``crax/bodies/assets/meshes``): the chassis, its one mesh."""
@@ -23,7 +23,7 @@ PROXIES = ("left_front_proxy", "right_front_proxy", "left_rear_proxy", "right_re
 """Massless boxes around the wheels that take the wheels' contacts with objects."""
 
 
-class SafetyGymRacecar(FreeBody):
+class SafetyGymRacecar(SafetyGymNavigation, FreeBody):
     """Racecar as Safety-Gymnasium 1.0.0 defines it (``assets/xmls/racecar.xml``), for its own tasks.
 
     A chassis mesh (17.6 g) with a front bumper box on a free joint, its root 0.05 m up; two front
@@ -56,33 +56,20 @@ class SafetyGymRacecar(FreeBody):
 
     name = "SafetyGymRacecar"
     agent = "Racecar"
-    """Safety-Gymnasium's name for the agent, as its ids spell it (``SafetyRacecarGoal1-v0``)."""
-    kinds = frozenset({SAFETY_GYM})
     asset = "safety_racecar.xml"
     integrator = int(mujoco.mjtIntegrator.mjINT_RK4)
     timestep = 0.004
-    frame_skip = 10
     solver_iterations = 100  # not SAFETY_GYM_SOLVER: a struck vase needs them (docs/safety_gymnasium/speed.md)
     ls_iterations = 50
-    reset_noise = 0.0
-    obs_keys = (("accelerometer", 3), ("velocimeter", 3), ("gyro", 3), ("magnetometer", 3))
-    """Safety-Gymnasium's observation keys of the agent and their sizes, in its flattened order."""
+    cylinders, proxies = WHEELS, PROXIES
 
-    def mjcf(self) -> mujoco.MjSpec:
-        """The asset, its mesh read from ``assets/meshes``; the cylinders touching the floor only,
-        their proxies the objects only, the chassis and bumper both."""
+    def mjcf_assets(self) -> dict[str, bytes]:
+        """The chassis mesh, read from ``assets/meshes``."""
         meshes = importlib.resources.files("crax.bodies").joinpath("assets", "meshes")
-        xml = self.asset_file().read_text()
-        spec = mujoco.MjSpec.from_string(xml, assets={name: meshes.joinpath(name).read_bytes() for name in MESHES})
-        for geom in spec.geoms:
-            if geom.contype or geom.conaffinity:
-                collide_as(geom, Category.AGENT)
-        floor_only(spec, WHEELS, PROXIES)
-        return spec
+        return {name: meshes.joinpath(name).read_bytes() for name in MESHES}
 
     def bind(self, m: mujoco.MjModel) -> None:
         super().bind(m)
-        self.gravity, self.magnetic = field_options(m)
         self.site_offset = tuple(float(p) for p in m.site(self.prefix + "torso").pos)
 
     def observe(self, data: mjx.Data) -> jax.Array:

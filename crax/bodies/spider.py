@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from crax.bodies.base import LOCOMOTION, NAVIGATION
-from crax.bodies.free import FreeBody
+from crax.bodies.ant import Ant
 
 
-class Spider(FreeBody):
+class Spider(Ant):
     """Spider (docs/SPEC.md section 2): 12 motors (gear 150), obs 35 = qpos without root x, y (17), qvel (18).
 
     The Ant's torso and leg proportions with six legs at 60° spacing (front legs 30° off the
@@ -15,24 +14,17 @@ class Spider(FreeBody):
     back_right. The six foot spheres are the only colliding geoms; their geoms and sites carry the
     names in :attr:`feet`. Starts like the Ant from its model pose (ankles at 0, folded down by
     the limits in the first steps); with zero action it stands near z 0.6, sagging slowly.
-    Terminates when the torso leaves z in [0.2, 1.0]; the torso does not collide, so a flipped
-    spider sinks through the floor and terminates. Solver budget 4 / 4, as the Ant (2 iterations
-    stay finite but throw the spider up to z 9 m on unconverged contacts).
-    Velocity suite: healthy bonus 1.0, control cost 0.5; base τ = 0.741 m/s, half the 1.48 m/s that
-    an unconstrained PPO policy reached on SpiderVelocity1 in 1.5e6 steps (SPEC; docs/DECISIONS.md, decision 13).
+    It keeps the rest of the Ant's declaration (:class:`~crax.bodies.ant.Ant`): physics (0.01 s × 5,
+    solver budget 4 / 4: 2 iterations stay finite but throw the spider up to z 9 m on unconverged
+    contacts), reset noise, health range and Velocity reward terms. Terminates when the torso
+    leaves z in [0.2, 1.0]; the torso does not collide, so a flipped spider sinks through the floor
+    and terminates. Velocity suite: healthy bonus 1.0, control cost 0.5; base τ = 0.741 m/s, half
+    the 1.48 m/s that an unconstrained PPO policy reached on SpiderVelocity1 in 1.5e6 steps (SPEC;
+    docs/DECISIONS.md, decision 13).
     """
 
     name = "Spider"
-    kinds = frozenset({NAVIGATION, LOCOMOTION})
     asset = "spider.xml"
-    timestep = 0.01
-    frame_skip = 5
-    solver_iterations = 4
-    ls_iterations = 4
-    reset_noise = 0.1
-    healthy_z = (0.2, 1.0)
-    healthy_reward = 1.0
-    ctrl_cost = 0.5
     velocity_threshold = 0.741
     feet = ("front_left", "front_right", "mid_left", "mid_right", "back_left", "back_right")
     """Names of the foot geoms and sites (``agent/`` prefixed in the scene)."""

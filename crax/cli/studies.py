@@ -8,6 +8,7 @@ import inspect
 import sys
 import textwrap
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -174,16 +175,21 @@ _LEVELS = ("levels", Annotated[tuple[int, ...], tyro.conf.arg(help="Levels, in t
            dataclasses.field(default=(1, 2, 3)))
 
 
+def _study_main(argv: list[str], prog: str, description: str, flag: Any, study: Callable[..., Any]) -> None:
+    """``prog <learner> --env ID [flag] [config flags]``: the learner command of ``crax train`` with ``flag``;
+    runs ``study(cls, config, args, **run)``, ``run`` the run options (``run_dir``, ``runs_root``,
+    ``env_kwargs``, ``progress``), and prints the run's final evaluation."""
+    cls, config, args = train_cli.parse_learner_command(argv, prog, description, extra=(flag, *train_cli.ENV_FLAGS))
+    result = train_cli.run_or_exit(prog, lambda: study(
+        cls, config, args, run_dir=None if args.run_dir is None else Path(args.run_dir), runs_root=args.runs_root,
+        env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
+    train_cli.print_final(result)
+
+
 def curriculum_main(argv: list[str]) -> None:
     """``crax curriculum <learner> --env PointGoal [--levels 1 2 3] [config flags]``."""
-    prog = "crax curriculum"
-    cls, config, args = train_cli.parse_learner_command(
-        argv, prog, "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
-        extra=(_LEVELS, *train_cli.ENV_FLAGS))
-    result = train_cli.run_or_exit(prog, lambda: curriculum(
-        cls, config, args.env, levels=args.levels, run_dir=None if args.run_dir is None else Path(args.run_dir),
-        runs_root=args.runs_root, env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
-    train_cli.print_final(result)
+    _study_main(argv, "crax curriculum", "Train a learner on levels 1 -> 2 -> 3 of a task, carrying all its state.",
+                _LEVELS, lambda cls, config, args, **run: curriculum(cls, config, args.env, levels=args.levels, **run))
 
 
 _FROM: Any = ("from_run", Annotated[str | None, tyro.conf.arg(name="from", help="Start from this finished run "
@@ -192,11 +198,5 @@ _FROM: Any = ("from_run", Annotated[str | None, tyro.conf.arg(name="from", help=
 
 def transfer_main(argv: list[str]) -> None:
     """``crax transfer <learner> --env PointGoal3 [--from RUN] [config flags]``."""
-    prog = "crax transfer"
-    cls, config, args = train_cli.parse_learner_command(
-        argv, prog, "Train PPO for half the budget, then a safe learner initialised from it.",
-        extra=(_FROM, *train_cli.ENV_FLAGS))
-    result = train_cli.run_or_exit(prog, lambda: transfer(
-        cls, config, args.env, from_run=args.from_run, run_dir=args.run_dir, runs_root=args.runs_root,
-        env_kwargs=train_cli.env_kwargs_of(args), progress=None if args.progress else False))
-    train_cli.print_final(result)
+    _study_main(argv, "crax transfer", "Train PPO for half the budget, then a safe learner initialised from it.",
+                _FROM, lambda cls, config, args, **run: transfer(cls, config, args.env, from_run=args.from_run, **run))

@@ -9,31 +9,31 @@ import numpy as np
 
 from crax.core import contacts
 from crax.core.context import Context
-from crax.core.params import TaskParam
 from crax.core.scene import body_geom_ids
-from crax.costs.base import Constraint
+from crax.costs.agent_contacts import AgentContacts
 from crax.objects.base import Placeable
 
 
-class PillarContact(Constraint):
+class PillarContact(AgentContacts):
     """``contact_cost`` per (agent geom, pillar) pair in contact (Safety-Gymnasium's ``cost_pillars``).
 
     Safety-Gymnasium counts the contacts between an agent geom and a pillar; MuJoCo gives each
     such pair one contact point (its convex collision), while MJX may give a pair two (a box
-    against the capsule a pillar collides as), so crax counts touching pairs: the Point's sphere
-    and front box touching one pillar cost 2, as there.
+    against the capsule a pillar collides as), so crax counts touching pairs, not contact points
+    (:class:`~crax.costs.agent_contacts.AgentContacts`): the Point's sphere and front box touching
+    one pillar cost 2, as there. The pillars' contacts are those of their colliders
+    (``contact_geoms``: the capsules).
     """
 
     name = "PillarContact"
+    placeable: Placeable
 
     def __init__(self, pillars: Placeable, *, contact_cost: float = 1.0, term: str = "pillars"):
-        self.pillars = pillars
-        self.contact_cost = TaskParam(jnp.asarray(contact_cost, jnp.float32))
-        self.term = term
+        super().__init__(pillars, contact_cost=contact_cost, term=term)
 
     def bind(self, m: mujoco.MjModel) -> None:
         agent_geoms = body_geom_ids(m, "agent/")
-        pillar_geoms = [int(m.geom(name).id) for name in self.pillars.contact_geoms()]
+        pillar_geoms = [int(m.geom(name).id) for name in self.placeable.contact_geoms()]
         agent = np.full(m.ngeom + 1, len(agent_geoms), np.int32)
         agent[list(agent_geoms)] = np.arange(len(agent_geoms))
         pillar = np.full(m.ngeom + 1, len(pillar_geoms), np.int32)

@@ -4,47 +4,22 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import mujoco
-import numpy as np
 
-from crax.core import contacts
 from crax.core.context import Context
 from crax.core.params import TaskParam
-from crax.core.scene import body_geom_ids
+from crax.costs.agent_contacts import AgentContacts
 from crax.costs.base import Constraint
 from crax.objects.vases import Vases
 
 
-class VaseContact(Constraint):
+class VaseContact(AgentContacts):
     """``contact_cost`` per contact point between a vase and the agent (Safety-Gymnasium's
-    ``cost_vases_contact``): MJX's contact slots of agent–vase pairs with negative distance.
-
-    MuJoCo and MJX may give a box–box pair a different number of contact points, so the raw
-    count may differ from Safety-Gymnasium's while whether there is contact agrees.
-    """
+    ``cost_vases_contact``): the :class:`~crax.costs.agent_contacts.AgentContacts` of the vases."""
 
     name = "VaseContact"
 
     def __init__(self, vases: Vases, *, contact_cost: float = 1.0, term: str = "vases_contact"):
-        self.vases = vases
-        self.contact_cost = TaskParam(jnp.asarray(contact_cost, jnp.float32))
-        self.term = term
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        vase = np.zeros(m.ngeom + 1, bool)
-        vase[list(self.vases.geom_ids)] = True
-        agent = np.zeros(m.ngeom + 1, bool)
-        agent[list(body_geom_ids(m, "agent/"))] = True
-        self.is_vase, self.is_agent = tuple(vase.tolist()), tuple(agent.tolist())
-
-    def cost(self, ctx: Context) -> jax.Array:
-        vase, agent = jnp.asarray(self.is_vase), jnp.asarray(self.is_agent)
-
-        def bins(dist, g):  # one bin: the agent–vase pairs in penetration
-            pair = (vase[g[:, 0]] & agent[g[:, 1]]) | (vase[g[:, 1]] & agent[g[:, 0]])
-            return jnp.where(pair, 0, 1), (dist < 0).astype(jnp.float32)
-
-        return self.contact_cost[...] * contacts.count(ctx.data, bins, 1)[0]
+        super().__init__(vases, contact_cost=contact_cost, term=term)
 
 
 class VaseVelocity(Constraint):

@@ -6,16 +6,12 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.core import palette
 from crax.core.mjx import mjx
 from crax.core.scene import Category, collide_as
-from crax.objects.base import Placeable
-
-GROUP_PROP = 5
-"""Geom group of movable props (the natural lidar's class for the block)."""
+from crax.objects.prop import Prop
 
 
-class Block(Placeable):
+class Block(Prop):
     """A box of half-size ``half`` that the agent pushes over the floor: the layout places it,
     physics moves it.
 
@@ -40,8 +36,6 @@ class Block(Placeable):
     """
 
     name = "Block"
-    group = GROUP_PROP
-    rgba = palette.BLOCK
 
     def __init__(
         self,
@@ -52,13 +46,11 @@ class Block(Placeable):
         keepout: float = 0.2,
         limit: float | None = None,
     ):
-        self.count = 1
+        super().__init__(z=half, keepout=keepout)
         self.limit = limit
         self.half = half
         self.density = density
         self.friction = friction
-        self.keepout = keepout
-        self.z = half
 
     def build(self, spec: mujoco.MjSpec, label: str) -> None:
         self.label = label
@@ -76,13 +68,8 @@ class Block(Placeable):
         )
         collide_as(g, Category.PROP_FLOATING)
 
-    def bind(self, m: mujoco.MjModel) -> None:
-        joint = m.joint(f"{self.label}/x")
-        self.qpos_adr = int(joint.qposadr[0])
-        self.qvel_adr = int(joint.dofadr[0])
-        self.body_ids = (int(m.body(self.label).id),)
-        self.geom_ids = (int(m.geom(self.label).id),)
-        self.mocap_ids = ()
+    def root_joint(self) -> str:
+        return f"{self.label}/x"
 
     def write(self, data: mjx.Data, xy: jax.Array, *, kinematics: bool = True) -> mjx.Data:
         del kinematics  # placed only at reset, before mjx.forward
@@ -91,8 +78,3 @@ class Block(Placeable):
             qpos=data.qpos.at[self.qpos_adr : self.qpos_adr + 3].set(qpos),
             qvel=data.qvel.at[self.qvel_adr : self.qvel_adr + 3].set(0.0),
         )
-
-    def position(self, data: mjx.Data) -> jax.Array:
-        """The block's centre on the plane, shape (1, 2) (a class of one object), from the body
-        positions of the last kinematics pass like the agent's ``Body.position``."""
-        return data.xpos[self.body_ids[0], :2][None]

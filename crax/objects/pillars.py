@@ -13,7 +13,21 @@ FRICTIONLESS = {"condim": 1, "priority": 1}
 solver row per contact instead of four, the largest part of a pillar's physics cost in MJX."""
 
 
-class CylinderPillars(Placeable):
+class Pillars(Placeable):
+    """``count`` solid pillars of ``height`` standing on the floor: collidable hazards, the agent's
+    contacts with them cost. ``keepout`` defaults to their footprint's radius plus 0.1 m."""
+
+    collidable = True
+    rgba = palette.PILLAR
+
+    def __init__(self, count: int, height: float, *, footprint: float, keepout: float | None = None):
+        self.count = count
+        self.height = height
+        self.keepout = footprint + 0.1 if keepout is None else keepout
+        self.z = height / 2
+
+
+class CylinderPillars(Pillars):
     """Solid cylinders of ``radius`` and ``height`` standing on the floor.
 
     They collide as vertical capsules of the same radius whose straight part spans the pillar's
@@ -26,15 +40,10 @@ class CylinderPillars(Placeable):
     """
 
     name = "CylinderPillars"
-    collidable = True
-    rgba = palette.PILLAR
 
     def __init__(self, count: int, radius: float, height: float, *, keepout: float | None = None):
-        self.count = count
+        super().__init__(count, height, footprint=radius, keepout=keepout)
         self.radius = radius
-        self.height = height
-        self.keepout = radius + 0.1 if keepout is None else keepout
-        self.z = height / 2
 
     def geom(self) -> dict:
         return {"type": mujoco.mjtGeom.mjGEOM_CYLINDER, "size": [self.radius, self.height / 2, 0], **FRICTIONLESS}
@@ -50,19 +59,14 @@ class CylinderPillars(Placeable):
         }
 
 
-class CubePillars(Placeable):
+class CubePillars(Pillars):
     """Solid axis-aligned boxes of half-size ``half`` and ``height`` standing on the floor."""
 
     name = "CubePillars"
-    collidable = True
-    rgba = palette.PILLAR
 
     def __init__(self, count: int, half: float, height: float, *, keepout: float | None = None):
-        self.count = count
+        super().__init__(count, height, footprint=half * 2**0.5, keepout=keepout)
         self.half = half
-        self.height = height
-        self.keepout = half * 2**0.5 + 0.1 if keepout is None else keepout
-        self.z = height / 2
 
     def geom(self) -> dict:
         return {"type": mujoco.mjtGeom.mjGEOM_BOX, "size": [self.half, self.half, self.height / 2], **FRICTIONLESS}

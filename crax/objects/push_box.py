@@ -6,14 +6,12 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
-from crax.core import palette
 from crax.core.mjx import mjx
 from crax.core.scene import Category, collide_as
-from crax.objects.base import Placeable
-from crax.objects.block import GROUP_PROP
+from crax.objects.prop import Prop
 
 
-class PushBox(Placeable):
+class PushBox(Prop):
     """Safety-Gymnasium 1.0.0's push box (``assets/free_geoms/push_box.py``, geometry from ``world.py``).
 
     One body on a free joint carrying five boxes of ``density``: a cube of half-size ``size`` and,
@@ -34,15 +32,11 @@ class PushBox(Placeable):
     """
 
     name = "PushBox"
-    group = GROUP_PROP
-    rgba = palette.BLOCK
 
     def __init__(self, *, size: float = 0.2, density: float = 0.001, keepout: float = 0.2):
-        self.count = 1
+        super().__init__(z=size, keepout=keepout)
         self.size = size
         self.density = density
-        self.keepout = keepout
-        self.z = size
 
     def build(self, spec: mujoco.MjSpec, label: str) -> None:
         self.label = label
@@ -58,13 +52,8 @@ class PushBox(Placeable):
                               condim=6, group=self.group, rgba=list(self.rgba))
             collide_as(g, Category.PROP)
 
-    def bind(self, m: mujoco.MjModel) -> None:
-        joint = m.joint(self.label)
-        self.qpos_adr = int(joint.qposadr[0])
-        self.qvel_adr = int(joint.dofadr[0])
-        self.body_ids = (int(m.body(self.label).id),)
-        self.geom_ids = (int(m.geom(self.label).id),)
-        self.mocap_ids = ()
+    def root_joint(self) -> str:
+        return self.label
 
     def write(self, data: mjx.Data, xy: jax.Array, *, kinematics: bool = True, yaw: jax.Array | None = None) -> mjx.Data:
         """Puts the box at rest at ``xy`` (1, 2), turned by ``yaw`` (1,) about z (None: 0)."""
@@ -75,10 +64,6 @@ class PushBox(Placeable):
                                 jnp.stack([jnp.cos(half), zero, zero, jnp.sin(half)])])
         return data.replace(qpos=data.qpos.at[self.qpos_adr: self.qpos_adr + 7].set(pose),
                             qvel=data.qvel.at[self.qvel_adr: self.qvel_adr + 6].set(0.0))
-
-    def position(self, data: mjx.Data) -> jax.Array:
-        """The box's centre on the plane, shape (1, 2), from the last kinematics pass."""
-        return data.xpos[self.body_ids[0], :2][None]
 
     def centre(self, data: mjx.Data) -> jax.Array:
         """The box's centre in space (3,), as Safety-Gymnasium's distances read it."""

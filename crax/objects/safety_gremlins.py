@@ -9,25 +9,19 @@ import numpy as np
 
 from crax.core import palette
 from crax.core.mjx import mjx
-from crax.core.scene import GROUP_HAZARD, Category, collide_as, no_collision
-from crax.objects.base import Placeable
+from crax.core.scene import GROUP_HAZARD, no_collision
+from crax.objects.free_boxes import FreeBoxes, yaw_quat
 
 WELD_SOLREF = (0.02, 1.5)
 """Safety-Gymnasium's weld between each gremlin and its mocap body (``world.py``: ``solref=".02 1.5"``)."""
 
 
-def yaw_quat(yaw: jax.Array) -> jax.Array:
-    """Quaternions (k, 4) of turns by ``yaw`` (k,) about z."""
-    zero = jnp.zeros_like(yaw)
-    return jnp.stack([jnp.cos(yaw / 2), zero, zero, jnp.sin(yaw / 2)], axis=-1)
-
-
-class SafetyGymGremlins(Placeable):
+class SafetyGymGremlins(FreeBoxes):
     """``count`` gremlins as Safety-Gymnasium 1.0.0 builds them (``assets/mocaps/gremlins.py``, ``world.py``).
 
-    Each gremlin is a free box ``<label>/<i>`` (half-size ``size``, ``density``: 8 mg, condim 6;
-    it touches the floor and the agent) welded (solref 0.02 1.5) to a mocap body
-    ``<label>/<i>/mocap``. Before every physics substep (:meth:`follow`, from the suite's
+    Each gremlin is a free box ``<label>/<i>`` (:class:`~crax.objects.free_boxes.FreeBoxes`;
+    half-size ``size``, ``density``: 8 mg; it touches the floor and the agent) welded (solref
+    0.02 1.5) to a mocap body ``<label>/<i>/mocap``. Before every physics substep (:meth:`follow`, from the suite's
     :meth:`~crax.suites.base.Suite.substep`) the mocap body goes to ``anchor + travel·(sin t,
     cos t)`` at height ``size``, t being ``data.time``, and the weld pulls the box towards the
     pose ``size`` above it: each gremlin circles its layout position (its anchor) at 1 rad/s, all
@@ -53,56 +47,38 @@ class SafetyGymGremlins(Placeable):
 
     def __init__(self, count: int, *, travel: float = 0.35, size: float = 0.1, density: float = 0.001,
                  keepout: float = 0.4):
-        self.count = count
+        super().__init__(count, size=size, density=density, keepout=keepout, z=size)
         self.travel = travel
-        self.size = size
-        self.density = density
-        self.keepout = keepout
-        self.z = size
 
-    def build(self, spec: mujoco.MjSpec, label: str) -> None:
-        self.label = label
+    def add_box(self, spec: mujoco.MjSpec, name: str) -> None:
+        """The box, then its mocap body ``<name>/mocap`` (a faint copy of the box, ``size`` above
+        it, visual only) and the weld between them."""
+        super().add_box(spec, name)
         rgba = list(self.rgba)
-        for i in range(self.count):
-            name = f"{label}/{i}"
-            body = spec.worldbody.add_body(name=name, pos=[0.0, 0.0, self.size])
-            body.add_freejoint(name=name)
-            g = body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_BOX, size=[self.size] * 3, density=self.density,
-                              condim=6, group=self.group, rgba=rgba)
-            collide_as(g, Category.PROP)
-            mocap = spec.worldbody.add_body(name=f"{name}/mocap", mocap=True, pos=[0.0, 0.0, 0.0])
-            target = mocap.add_geom(name=f"{name}/mocap", type=mujoco.mjtGeom.mjGEOM_BOX, size=[self.size] * 3,
-                                    pos=[0.0, 0.0, self.size], group=self.group, rgba=[*rgba[:3], 0.1 * rgba[3]])
-            no_collision(target)
-            # Anchor at the box's centre, torque scale 1, no relative pose (a zero quaternion): the compiler
-            # takes the model's (the box ``size`` above the mocap body), as Safety-Gymnasium's welds take
-            # theirs from its per-episode model. (MjSpec's default data is not the XML's defaults.)
-            weld = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY,
-                                     name1=f"{name}/mocap", name2=name, solref=list(WELD_SOLREF))
-            data = np.zeros_like(weld.data)
-            data[10] = 1.0
-            weld.data = data
+        mocap = spec.worldbody.add_body(name=f"{name}/mocap", mocap=True, pos=[0.0, 0.0, 0.0])
+        target = mocap.add_geom(name=f"{name}/mocap", type=mujoco.mjtGeom.mjGEOM_BOX, size=[self.size] * 3,
+                                pos=[0.0, 0.0, self.size], group=self.group, rgba=[*rgba[:3], 0.1 * rgba[3]])
+        no_collision(target)
+        # Anchor at the box's centre, torque scale 1, no relative pose (a zero quaternion): the compiler
+        # takes the model's (the box ``size`` above the mocap body), as Safety-Gymnasium's welds take
+        # theirs from its per-episode model. (MjSpec's default data is not the XML's defaults.)
+        weld = spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY,
+                                 name1=f"{name}/mocap", name2=name, solref=list(WELD_SOLREF))
+        data = np.zeros_like(weld.data)
+        data[10] = 1.0
+        weld.data = data
 
     def bind(self, m: mujoco.MjModel) -> None:
-        joints = [m.joint(f"{self.label}/{i}") for i in range(self.count)]
-        self.qpos_adr = tuple(int(j.qposadr[0]) for j in joints)
-        self.qvel_adr = tuple(int(j.dofadr[0]) for j in joints)
-        self.body_ids = tuple(int(m.body(f"{self.label}/{i}").id) for i in range(self.count))
-        self.geom_ids = tuple(int(m.geom(f"{self.label}/{i}").id) for i in range(self.count))
+        super().bind(m)
         self.mocap_ids = tuple(int(m.body_mocapid[m.body(f"{self.label}/{i}/mocap").id]) for i in range(self.count))
 
     def write(self, data: mjx.Data, xy: jax.Array, *, kinematics: bool = True, yaw: jax.Array | None = None) -> mjx.Data:
         """Puts the boxes at rest on the floor at ``xy`` (count, 2), turned by ``yaw`` (count,)
         about z (None: 0), and their mocap bodies where the welds hold them there (``size`` below)."""
-        del kinematics  # placed at reset, before mjx.forward
-        yaw = jnp.zeros(xy.shape[0], xy.dtype) if yaw is None else yaw
-        quat = yaw_quat(yaw)
-        pose = jnp.concatenate([xy, jnp.full((xy.shape[0], 1), self.size, xy.dtype), quat], axis=-1)
-        q = jnp.asarray(self.qpos_adr)[:, None] + jnp.arange(7)
-        v = jnp.asarray(self.qvel_adr)[:, None] + jnp.arange(6)
+        data = super().write(data, xy, kinematics=kinematics, yaw=yaw)
+        quat = yaw_quat(jnp.zeros(xy.shape[0], xy.dtype) if yaw is None else yaw)
         mocap = jnp.asarray(self.mocap_ids)
         return data.replace(
-            qpos=data.qpos.at[q].set(pose), qvel=data.qvel.at[v].set(0.0),
             mocap_pos=data.mocap_pos.at[mocap].set(jnp.concatenate([xy, jnp.zeros((xy.shape[0], 1), xy.dtype)], -1)),
             mocap_quat=data.mocap_quat.at[mocap].set(quat),
         )
@@ -114,8 +90,3 @@ class SafetyGymGremlins(Placeable):
         offset = self.travel * jnp.stack([jnp.sin(t), jnp.cos(t)])
         pos = jnp.concatenate([anchors + offset, jnp.full((anchors.shape[0], 1), self.size, anchors.dtype)], axis=-1)
         return data.replace(mocap_pos=data.mocap_pos.at[jnp.asarray(self.mocap_ids)].set(pos))
-
-    def position(self, data: mjx.Data) -> jax.Array:
-        """The boxes' centres on the plane (count, 2), from the last kinematics pass (what
-        Safety-Gymnasium's gremlin lidar sees)."""
-        return data.xpos[jnp.asarray(self.body_ids), :2]

@@ -100,6 +100,17 @@ def plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+class _KindTable:
+    """A :class:`Registry` attribute named for a component kind: that kind's table (``registry.bodies`` is
+    ``registry.table("bodies")``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.kind = name
+
+    def __get__(self, registry: Registry, owner: type | None = None) -> dict[str, type]:
+        return registry.table(self.kind)
+
+
 class Registry:
     """Name -> class tables for every component kind, merged over all plugins.
 
@@ -324,29 +335,12 @@ class Registry:
         self._rejected = {}
         self._catalogues, self._ids = {}, None
 
-    @property
-    def bodies(self) -> dict[str, type]:
-        return self.table("bodies")
-
-    @property
-    def sensors(self) -> dict[str, type]:
-        return self.table("sensors")
-
-    @property
-    def hazards(self) -> dict[str, type]:
-        return self.table("hazards")
-
-    @property
-    def constraints(self) -> dict[str, type]:
-        return self.table("constraints")
-
-    @property
-    def suites(self) -> dict[str, type]:
-        return self.table("suites")
-
-    @property
-    def learners(self) -> dict[str, type]:
-        return self.table("learners")
+    bodies = _KindTable()
+    sensors = _KindTable()
+    hazards = _KindTable()
+    constraints = _KindTable()
+    suites = _KindTable()
+    learners = _KindTable()
 
 
 @functools.cache

@@ -107,7 +107,27 @@ def _bins(dist: jax.Array, angle: jax.Array, *, num_bins: int, max_dist: float, 
     return out
 
 
-class Lidar(Sensor):
+class LidarBase(Sensor):
+    """What every lidar shares: ``num_bins`` readings (its ``size``) around the agent, bin ``k``
+    spanning the angles ``[k, k + 1)·2π / num_bins`` counter-clockwise from the heading, and the range
+    ``max_dist`` (D): a thing at distance d reads ``max(0, D − d) / D`` (:meth:`reading`)."""
+
+    def __init__(self, num_bins: int, max_dist: float):
+        self.size = num_bins
+        self.num_bins = num_bins
+        self.max_dist = max_dist
+
+    def ray_angles(self) -> tuple[float, ...]:
+        """Each bin's centre angle (radians from the heading): where a ray-casting lidar casts its rays."""
+        width = 2 * np.pi / self.num_bins
+        return tuple(float(a) for a in (np.arange(self.num_bins) + 0.5) * width)
+
+    def reading(self, dist: jax.Array) -> jax.Array:
+        """``max(0, D − dist) / D``."""
+        return jnp.maximum(0.0, self.max_dist - dist) / self.max_dist
+
+
+class Lidar(LidarBase):
     """Pseudo-lidar over the positions ``task[target]`` (the default lidar of every suite).
 
     Args:
@@ -139,10 +159,8 @@ class Lidar(Sensor):
     ):
         if nearest is not None and nearest < 1:
             raise ValueError(f"nearest must be >= 1 or None, got {nearest}")
+        super().__init__(num_bins, max_dist)
         self.target = target
-        self.size = num_bins
-        self.num_bins = num_bins
-        self.max_dist = max_dist
         self.alias = alias
         self.nearest = nearest
         self.mask = mask
@@ -166,7 +184,7 @@ class Lidar(Sensor):
                             alias=self.alias)
 
 
-class NaturalLidar(Sensor):
+class NaturalLidar(LidarBase):
     """Ray-cast lidar (``mjx.ray``) against the geoms of one or more MJCF geom groups.
 
     One horizontal ray per bin, from the agent at ``height`` along the centre angle of the bin;
@@ -199,21 +217,17 @@ class NaturalLidar(Sensor):
         height: float = 0.005,
         visible: str | None = None,
     ):
+        super().__init__(num_bins, max_dist)
         self.group = (group,) if isinstance(group, int) else tuple(group)
-        self.size = num_bins
-        self.num_bins = num_bins
-        self.max_dist = max_dist
         self.height = height
         self.visible = visible
 
     def bind(self, m: mujoco.MjModel) -> None:
         self.exclude = int(m.body("agent/torso").id)
         self.geomgroup = tuple(int(g in self.group) for g in range(mujoco.mjNGROUP))
-        width = 2 * np.pi / self.num_bins
-        self.angles = tuple(float(a) for a in (np.arange(self.num_bins) + 0.5) * width)
 
     def observe(self, ctx: Context) -> jax.Array:
-        theta = ctx.agent_yaw + jnp.asarray(self.angles)
+        theta = ctx.agent_yaw + jnp.asarray(self.ray_angles())
         dirs = jnp.stack([jnp.cos(theta), jnp.sin(theta), jnp.zeros_like(theta)], axis=-1)
         origin = jnp.concatenate([ctx.agent_xy, jnp.array([self.height])])
 
@@ -224,7 +238,7 @@ class NaturalLidar(Sensor):
         hit = dist >= 0
         if self.visible is not None:
             hit &= ctx.task[self.visible][jnp.maximum(geom, 0)]
-        return jnp.where(hit, jnp.maximum(0.0, self.max_dist - dist) / self.max_dist, 0.0)
+        return jnp.where(hit, self.reading(dist), 0.0)
 
 
 def ray_circle(origin: jax.Array, dirs: jax.Array, centre: jax.Array, radius: float) -> jax.Array:
@@ -243,7 +257,7 @@ def ray_circle(origin: jax.Array, dirs: jax.Array, centre: jax.Array, radius: fl
     return jnp.where((disc >= 0) & (t > 0), t, jnp.inf)
 
 
-class CircleLidar(Sensor):
+class CircleLidar(LidarBase):
     """Analytic lidar of a circle on the floor (Circle's track): ray–circle intersection per bin.
 
     One ray per bin at the bin's centre angle (as :class:`NaturalLidar`); reading
@@ -260,19 +274,15 @@ class CircleLidar(Sensor):
     def __init__(
         self, radius: float = 1.5, *, num_bins: int = 16, max_dist: float = 6.0, centre: tuple[float, float] = (0.0, 0.0)
     ):
+        super().__init__(num_bins, max_dist)
         self.radius = radius
-        self.size = num_bins
-        self.num_bins = num_bins
-        self.max_dist = max_dist
         self.centre = tuple(centre)
-        width = 2 * np.pi / num_bins
-        self.angles = tuple(float(a) for a in (np.arange(num_bins) + 0.5) * width)
 
     def observe(self, ctx: Context) -> jax.Array:
-        theta = ctx.agent_yaw + jnp.asarray(self.angles)
+        theta = ctx.agent_yaw + jnp.asarray(self.ray_angles())
         dirs = jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=-1)
         t = ray_circle(ctx.agent_xy, dirs, jnp.asarray(self.centre), self.radius)
-        return jnp.maximum(0.0, self.max_dist - t) / self.max_dist  # inf (a miss) reads 0
+        return self.reading(t)  # inf (a miss) reads 0
 
 
 def _masked(ctx: Context, mask: str | None, out: jax.Array) -> jax.Array:

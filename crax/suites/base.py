@@ -18,6 +18,7 @@ from crax.core.context import Context
 from crax.core.mjx import mjx
 from crax.core.observation import STATE, Observation
 from crax.core.params import Choice, Param, Range, check
+from crax.objects.base import Placeable
 from crax.sensors.base import ImageSensor
 
 
@@ -151,11 +152,22 @@ class Suite(nnx.Module):
         defaults = {k: v for k, v in cls.defaults(level).items() if v is not None}
         check(where or f"{cls.name}{level}", cls.declared(), {**defaults, **given})
 
+    @property
+    def placeables(self) -> dict[str, Placeable]:
+        """Every placeable by label, in the order they are built (none by default)."""
+        return {}
+
     def build(self, spec: mujoco.MjSpec) -> None:
-        """Adds the suite's own MJCF (walls, placeables) to the scene."""
+        """Adds the suite's own MJCF to the scene: each of its :attr:`placeables` under its label (a
+        suite with walls or other MJCF of its own adds them too)."""
+        for label, p in self.placeables.items():
+            p.build(spec, label)
 
     def bind(self, m: mujoco.MjModel) -> None:
-        """Resolves names to static ids in the compiled model."""
+        """Resolves names to static ids in the compiled model: the placeables', then the sensors' and
+        constraint terms'."""
+        for p in self.placeables.values():
+            p.bind(m)
         for component in (*self.sensors, *self.constraints):
             component.bind(m)
 

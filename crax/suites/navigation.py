@@ -59,29 +59,15 @@ ARENA_PARAMS = {
 class NavigationBase(Suite):
     """What every navigation task shares, the paper's (:class:`NavigationSuite`) and
     Safety-Gymnasium's (:class:`crax.suites.safety_gym.base.SafetyGymSuite`): a body among
-    placeables (label -> :class:`~crax.objects.base.Placeable`, :attr:`placeables`) laid out anew
-    every episode in ``±extent``, each built into the scene and bound to the compiled model, moved
-    by label (:meth:`move`), kept clear of when one respawns (:meth:`occupied`). Arena, layout
-    draw, observation and costs are each line's own.
+    placeables (label -> :class:`~crax.objects.base.Placeable`, :attr:`placeables`, in the order
+    they are built and laid out) laid out anew every episode in ``±extent``, moved by label
+    (:meth:`move`), kept clear of when one respawns (:meth:`occupied`). Arena, layout draw,
+    observation and costs are each line's own.
     """
 
     agent_keepout = 0.4
     extent: float
     num_candidates: int
-
-    @property
-    def placeables(self) -> dict[str, Placeable]:
-        """Every placeable by label, in the order they are built and laid out."""
-        raise NotImplementedError
-
-    def build(self, spec: mujoco.MjSpec) -> None:
-        for label, p in self.placeables.items():
-            p.build(spec, label)
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        for p in self.placeables.values():
-            p.bind(m)
-        super().bind(m)
 
     def move(self, data: mjx.Data, positions: dict[str, jax.Array], *, kinematics: bool = True) -> mjx.Data:
         """Moves the given placeables (label -> (count, 2)): their mocap bodies (Push's block: its

@@ -6,7 +6,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import mujoco
 from flax import nnx
 
 from crax.bodies.base import LOCOMOTION, PLANAR, Body
@@ -89,13 +88,6 @@ class Pathway(Suite):
     @property
     def placeables(self) -> dict[str, PathwayZones]:
         return {"zones": self.zones}
-
-    def build(self, spec: mujoco.MjSpec) -> None:
-        self.zones.build(spec, "zones")
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        self.zones.bind(m)
-        super().bind(m)
 
     def move(self, data: mjx.Data, zones: jax.Array) -> mjx.Data:
         """Puts the drawn zone mocaps at the window of ``zones`` (count, 2) around the torso.

@@ -12,9 +12,10 @@ from crax.bodies.base import Body
 from crax.core.mjx import mjx
 from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, TaskParam
 from crax.core.scene import GROUP_GOAL
-from crax.objects.block import GROUP_PROP, Block
+from crax.objects.block import Block
 from crax.objects.pillars import CubePillars
 from crax.objects.placement import sample_layout
+from crax.objects.prop import GROUP_PROP
 from crax.objects.zones import CubeZones, GoalZone
 from crax.sensors.compass import Compass, Distance
 from crax.suites.base import Transition

@@ -6,7 +6,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import mujoco
 from flax import nnx
 
 from crax.bodies.base import ARM, Body
@@ -114,13 +113,6 @@ class Reach(Suite):
     @property
     def placeables(self) -> dict[str, MixedZones]:
         return {"hazards": self.zones}
-
-    def build(self, spec: mujoco.MjSpec) -> None:
-        self.zones.build(spec, "hazards")
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        self.zones.bind(m)
-        super().bind(m)
 
     def place(self, data: mjx.Data, target: jax.Array, hazards: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
         """Moves the target (2,) and the zones (n, 2); returns the data and the task state."""

@@ -114,7 +114,7 @@ class TaskEnv(Env):
         checks.check_body_spec(self.body, body_spec)
         scene.attach_body(spec, body_spec, prefix=self.body.prefix)
         suite.build(spec)
-        placeables = getattr(suite, "placeables", {})
+        placeables = suite.placeables
         checks.check_scene_geoms(spec, origins.label("suite", type(suite)),
                                    {f"{k}/": origins.label("hazard", type(p)) for k, p in dict(placeables).items()})
         added = [("constraint", c) for c in constraints] + [("sensor", c) for c in sensors]

@@ -22,7 +22,7 @@ import numpy as np
 
 from crax.core.env import State
 from tests.env import c_forward
-from tests.env.conftest import Compiled
+from tests.env.conftest import Compiled, observed
 
 
 class Arranger:
@@ -47,17 +47,8 @@ class Arranger:
         return suite.move(data, {label: task[label] for label in suite.placeables}), task
 
     def _observe(self, state, data, steps, task):
-        env, suite = self.env, self.env.suite
-        data = suite.prepare(data, task)
-        ctx = suite.context(env.mjx_model, data, task)
-        costs = suite.costs(ctx)
-        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in state.metrics.items()}
-        metrics.update({f"cost/{k}": v for k, v in costs.items()})
-        zero = jnp.zeros((), jnp.float32)
-        return State(
-            data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
-            truncation=zero, info={**state.info, "task": task, "steps": steps}, metrics=metrics,
-        )
+        data = self.env.suite.prepare(data, task)
+        return observed(self.env, data, task, state.metrics, {**state.info, "task": task, "steps": steps})
 
     def __call__(
         self, xy=(0.0, 0.0), yaw=0.0, *, qvel=None, ctrl=None, steps: int = 0, seed: int = 0, **entries: Any

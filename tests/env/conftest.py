@@ -11,7 +11,8 @@ whole env share these few programs:
 - ``step``: ``jax.jit(env.step)``.
 
 Each heavy program is used by one test file only, and ``pytest -n`` hands out whole files (see
-``pytest_configure`` in ``tests/conftest.py``), so each program compiles once per run.
+``pytest_configure`` in ``tests/conftest.py``), so each program compiles once per run. The fixture
+``no_compile`` fails a test that reaches MuJoCo's compiler (the bad-input tests).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import pytest
 
 import crax
+import crax.core.scene
 from crax.core.env import State
 from tests.env import c_forward
 
@@ -76,17 +78,8 @@ class Compiled:
         return suite.move(data, positions)
 
     def _observe_fn(self, data, key, steps, positions):
-        env, suite = self.env, self.env.suite
-        task = {**positions, "hazards": suite.hazard_positions(positions), "key": key}
-        ctx = suite.context(env.mjx_model, data, task)
-        costs = suite.costs(ctx)
-        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in self.template.metrics.items()}
-        metrics.update({f"cost/{k}": v for k, v in costs.items()})
-        zero = jnp.zeros((), jnp.float32)
-        return State(
-            data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
-            truncation=zero, info={"task": task, "steps": steps}, metrics=metrics,
-        )
+        task = {**positions, "hazards": self.env.suite.hazard_positions(positions), "key": key}
+        return observed(self.env, data, task, self.template.metrics, {"task": task, "steps": steps})
 
     def arrange(
         self, xy=(0.0, 0.0), yaw=0.0, *, qvel=None, ctrl=None, steps: int = 0, seed: int = 0, **positions: Any
@@ -110,6 +103,21 @@ class Compiled:
         state = self._observe(c_forward.forward(self.env, data), key, jnp.asarray(steps, jnp.int32), positions)
         assert jax.tree.structure(state) == jax.tree.structure(self.template)
         return state
+
+
+def observed(env, data, task, metrics, info) -> State:
+    """The state of ``env`` at ``data``, as a step reports it but with no reward: the suite's observation and
+    costs from its context with ``task``; every metric of ``metrics`` (a state's, or its shapes) zero but the
+    cost terms."""
+    suite = env.suite
+    ctx = suite.context(env.mjx_model, data, task)
+    costs = suite.costs(ctx)
+    zeroed = {k: jnp.zeros(v.shape, v.dtype) for k, v in metrics.items()}
+    zero = jnp.zeros((), jnp.float32)
+    return State(
+        data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
+        truncation=zero, info=info, metrics={**zeroed, **{f"cost/{k}": v for k, v in costs.items()}},
+    )
 
 
 def host(tree):
@@ -143,3 +151,12 @@ def point_goal1() -> Compiled:
 def point_goal3() -> Compiled:
     return compiled("PointGoal3", **POINT_GOAL3)
 
+
+@pytest.fixture
+def no_compile(monkeypatch):
+    """Fails any test that reaches MuJoCo's compiler: a check of the input must come first."""
+
+    def compile_spec(spec):
+        raise AssertionError("the model was compiled before the input was checked")
+
+    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)

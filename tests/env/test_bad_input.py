@@ -13,16 +13,6 @@ from crax.suites import BUILTIN_SUITES, goal
 from crax.tasks.catalog import parameter_names as parameters
 
 
-@pytest.fixture
-def no_compile(monkeypatch):
-    """Fails any test that reaches MuJoCo's compiler: validation must come first."""
-
-    def compile_spec(spec):
-        raise AssertionError("the model was compiled before the parameters were validated")
-
-    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)
-
-
 @pytest.mark.parametrize(
     ("env_id", "name", "value", "valid"),
     [

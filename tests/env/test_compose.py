@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import crax
-import crax.core.scene
 from crax.costs import ActionEnergy, JointLimit
 from crax.sensors import Context, Sensor
 from crax.suites.goal import Goal
@@ -143,16 +142,6 @@ def test_joint_limit_proximity_against_hand_computation():
 
 
 # ---- bad input ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def no_compile(monkeypatch):
-    """Fails any test that reaches MuJoCo's compiler: these checks must come first."""
-
-    def compile_spec(spec):
-        raise AssertionError("the model was compiled before the components were validated")
-
-    monkeypatch.setattr(crax.core.scene, "compile_spec", compile_spec)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from crax.core.env import State
 from crax.suites.pathway import Pathway
 from crax.suites.task_env import NONFINITE_METRICS, TaskEnv
 from tests.env import c_forward
-from tests.env.conftest import compiled
+from tests.env.conftest import compiled, observed
 
 pytestmark = pytest.mark.slow  # the whole file: its fixtures compile its env (docs/contributing.md)
 
@@ -56,15 +56,7 @@ def _arrange_fn():
         # site_xpos with NaN rows keeps MuJoCo's foot positions; given rows replace them (hand feet)
         data = data.replace(site_xpos=jnp.where(jnp.isnan(site_xpos), data.site_xpos, site_xpos))
         task = {"zones": zones, "fell": ~body.healthy(data)}
-        ctx = suite.context(e.mjx_model, data, task)
-        costs = suite.costs(ctx)
-        metrics = {k: jnp.zeros(v.shape, v.dtype) for k, v in c.template.metrics.items()}
-        metrics.update({f"cost/{k}": v for k, v in costs.items()})
-        zero = jnp.zeros((), jnp.float32)
-        return State(
-            data=data, obs=suite.observe(ctx), reward=zero, cost=sum(costs.values(), zero), done=zero,
-            truncation=zero, info={"task": task, "steps": jnp.zeros((), jnp.int32)}, metrics=metrics,
-        )
+        return observed(e, data, task, c.template.metrics, {"task": task, "steps": jnp.zeros((), jnp.int32)})
 
     def arrange(root, zones, site_xpos):
         qpos = np.zeros(body.qpos_adr[1] - body.qpos_adr[0], np.float32)

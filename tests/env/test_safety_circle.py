@@ -212,6 +212,6 @@ def test_the_points_circle_parameters_registry_info_and_unserved_ids():
     assert face.unwrapped.env.episode_length == 500
     info = _safety_gym_info(face, {"cost": 1.0, "cost/out_of_boundary": 1.0})
     assert info["cost_out_of_boundary"] == info["cost_sum"] == 1.0  # Safety-Gymnasium's info keys
-    for unserved in ("SafetyPointCircle3-v0", "SafetyPointCircle1Vision-v0"):
+    for unserved in ("SafetyPointCircle3-v0", "SafetyPointCircle3Vision-v0"):
         with pytest.raises(ValueError, match="SafetyPointCircle0-v0, SafetyPointCircle1-v0, SafetyPointCircle2-v0"):
             crax.make(unserved)

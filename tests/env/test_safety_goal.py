@@ -161,7 +161,7 @@ def test_the_face_steps_goal0_without_cost_and_names_the_served_ids():
     obs, reward, cost, terminated, truncated, info = face.step(face.action_space.sample())
     assert obs.dtype == np.float64 and face.observation_space.contains(obs)
     assert info["cost_sum"] == cost == 0.0 and not terminated and not truncated  # Goal0 has no cost terms
-    for unserved in ("SafetyPointRun1-v0", "SafetyPointRace3-v0", "SafetyPointGoal3-v0", "SafetyPointGoal1Vision-v0"):
+    for unserved in ("SafetyPointRun1-v0", "SafetyPointRace3-v0", "SafetyPointGoal3-v0", "SafetyPointGoal3Vision-v0"):
         with pytest.raises(ValueError, match="SafetyPointGoal0-v0, SafetyPointGoal1-v0, SafetyPointGoal2-v0"):
             resolve_id(unserved)
         with pytest.raises(ValueError, match="served: SafetyPointGoal0-v0"):

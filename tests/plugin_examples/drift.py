@@ -6,7 +6,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import mujoco
 from flax import nnx
 
 from crax.bodies import NAVIGATION, Body
@@ -45,14 +44,7 @@ class Drift(Suite):
 
     @property
     def placeables(self) -> dict[str, Puddles]:
-        return {"puddles": self.puddles}  # label -> placeable (lets errors name a placeable's class)
-
-    def build(self, spec: mujoco.MjSpec) -> None:
-        self.puddles.build(spec, "puddles")  # mocap bodies puddles/0, puddles/1, ...
-
-    def bind(self, m: mujoco.MjModel) -> None:
-        self.puddles.bind(m)
-        super().bind(m)  # binds the sensors and constraints
+        return {"puddles": self.puddles}  # label -> placeable: built as mocap bodies puddles/0, puddles/1, ...
 
     def init_task(self, model, data, key: jax.Array) -> tuple[Any, dict[str, Any]]:
         k_layout, k_body, k_yaw = jax.random.split(key, 3)

@@ -524,27 +524,57 @@ def turned(state: dict, xy, yaw: float) -> dict:
     return {**state, "qpos": qpos.tolist(), "qvel": qvel.tolist()}
 
 
-class AntAgent:
-    """Mixin for a scene of Safety-Gymnasium's navigation Ant: the agent's state is written and
-    recorded whole (qpos 15: root position, quaternion, 8 hinge angles; qvel 14; ctrl 8), and each
-    rollout step also records the root's height, qpos and qvel and whether the Ant is alive."""
+class WholeStateAgent:
+    """Mixin for a scene whose agent's state is written and recorded whole: the first ``nq`` entries of
+    qpos, ``nv`` of qvel and the ``nu`` controls; each rollout step also records the agent body's height
+    and heading. A subclass gives the sizes and :meth:`start_qpos`."""
 
     task: Any
+    nq: int
+    nv: int
+    nu: int
+
+    def start_qpos(self) -> list[float]:
+        """The agent's qpos at the origin, facing +x, as Safety-Gymnasium builds it."""
+        raise NotImplementedError
 
     def write_agent(self, d, agent: dict) -> dict:
-        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * 14)],
-                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * 8)]}
-        d.qpos[:15], d.qvel[:14], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
+        start = {"qpos": [float(v) for v in agent["qpos"]],
+                 "qvel": [float(v) for v in agent.get("qvel", [0.0] * self.nv)],
+                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * self.nu)]}
+        d.qpos[:self.nq], d.qvel[:self.nv], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
         return start
 
     def agent_state(self) -> dict:
-        """The scene's own record (Push: the box and the distances) with the Ant's state in place
+        """The scene's own record (Push: the box and the distances) with the agent's state in place
         of the Point's."""
         d = self.task.data
         mat = d.body("agent").xmat.reshape(3, 3)
         return {**super().agent_state(), "xy": d.body("agent").xpos[:2].tolist(),  # type: ignore[misc]
                 "z": float(d.body("agent").xpos[2]), "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])),
-                "qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "alive": bool(self.task.agent.is_alive())}
+                "qpos": d.qpos[:self.nq].tolist(), "qvel": d.qvel[:self.nv].tolist()}
+
+    def settled(self, steps: int = 10) -> dict:
+        """The agent's state after ``steps`` control steps of zero action from :meth:`start_qpos`."""
+        self.set({"qpos": self.start_qpos()}, {})  # type: ignore[attr-defined]
+        for _ in range(steps):
+            self.task.simulation_forward(np.zeros(self.nu))
+        d = self.task.data
+        return {"qpos": d.qpos[:self.nq].tolist(), "qvel": d.qvel[:self.nv].tolist(), "ctrl": [0.0] * self.nu}
+
+
+class AntAgent(WholeStateAgent):
+    """Mixin for a scene of Safety-Gymnasium's navigation Ant (qpos 15: root position, quaternion, 8 hinge
+    angles; qvel 14; ctrl 8); each rollout step also records whether the Ant is alive. Settled
+    (:meth:`~WholeStateAgent.settled`, from its reset pose with no noise), it stands on its four feet."""
+
+    nq, nv, nu = 15, 14, 8
+
+    def start_qpos(self) -> list[float]:
+        return ant_qpos([0.0, 0.0])
+
+    def agent_state(self) -> dict:
+        return {**super().agent_state(), "alive": bool(self.task.agent.is_alive())}
 
     def pressed_against(self, state: dict, geom: str, depth: float, *, reach: float = 0.02) -> tuple[list[float], float]:
         """Where to put an object's centre, and its yaw, so that its side, ``depth`` from its centre
@@ -557,15 +587,6 @@ class AntAgent:
         tip = g.xpos + g.xmat.reshape(3, 3)[:, 2] * m.geom(geom).size[1]
         out = (tip[:2] - d.body("agent").xpos[:2]) / np.linalg.norm(tip[:2] - d.body("agent").xpos[:2])
         return [float(v) for v in tip[:2] + out * (depth + reach - 0.003)], float(np.arctan2(out[1], out[0]))
-
-    def settled(self, steps: int = 10) -> dict:
-        """The Ant's state after ``steps`` control steps of zero action from its reset pose
-        (no noise) at the origin, facing +x: standing on its four feet."""
-        self.set({"qpos": ant_qpos([0.0, 0.0])}, {})  # type: ignore[attr-defined]
-        for _ in range(steps):
-            self.task.simulation_forward(np.zeros(8))
-        d = self.task.data
-        return {"qpos": d.qpos[:15].tolist(), "qvel": d.qvel[:14].tolist(), "ctrl": [0.0] * 8}
 
 
 class AntScene(AntAgent, Scene):
@@ -600,6 +621,23 @@ def ant_states(s: AntAgent) -> dict[str, dict]:
     }
 
 
+HAZARDS = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
+"""The hazards of the Ant's and the Car's Goal states (levels 1 and 2)."""
+
+
+def hazard_states(s: Scene, settled: dict) -> list[dict]:
+    """Goal states of the agent ``settled`` (:meth:`WholeStateAgent.settled`), moved and turned: at a hazard's
+    inner edge, at its centre and inside two at once, and seeing the vases; the Ant's and the Car's."""
+    vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
+    return [
+        s.record_state("hazard_inside_edge", turned(settled, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": HAZARDS}),
+        s.record_state("hazard_inside_centre", turned(settled, [0.62, 0.31], -1.0), {"goal": [[-1.0, 1.0]], "hazards": HAZARDS}),
+        s.record_state("two_hazards_inside", turned(settled, [0.0, 0.0], 2.0),
+                       {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}),
+        s.record_state("vases_seen", turned(settled, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}),
+    ]
+
+
 def ant_goal_records(env_id: str) -> dict:
     """The Goal tasks on the Ant: states for every observation key (at rest standing, falling from
     the reset pose, tilted and spinning in the air with controls, on its back), the hazard and
@@ -614,15 +652,8 @@ def ant_goal_records(env_id: str) -> dict:
     states.append(s.record_state("tilted_moving", ant["tilted_moving"], {"goal": [[0.9, -0.7]]}))
     states.append(s.record_state("on_its_back", ant["on_its_back"], {"goal": [[-0.4, 1.3]]}))
     if level >= 1:
-        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
-        states.append(s.record_state("hazards_seen_tilted", ant["tilted_moving"], {"goal": [[1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("hazard_inside_edge", turned(stand, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("hazard_inside_centre", turned(stand, [0.62, 0.31], -1.0),
-                                     {"goal": [[-1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("two_hazards_inside", turned(stand, [0.0, 0.0], 2.0),
-                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
-        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
-        states.append(s.record_state("vases_seen", turned(stand, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
+        states.append(s.record_state("hazards_seen_tilted", ant["tilted_moving"], {"goal": [[1.0, 1.0]], "hazards": HAZARDS}))
+        states += hazard_states(s, stand)
         xy, yaw = s.pressed_against(stand, "left_ankle_geom", 0.1)  # a vase 3 mm into the front left foot
         touch = [[*xy, yaw]]
         states.append(s.record_state("vase_touching_foot", stand, {"goal": [[1.0, -1.0]], "vases": touch}))
@@ -635,6 +666,20 @@ def ant_goal_records(env_id: str) -> dict:
         rollouts.append(s.record_rollout("dynamics", stand,
                                          {"goal": [[-1.6, 1.4]], "hazards": [[2.0, -1.5], [0.9, 1.2]]}, ant_gait(100)))
     return rounded({**s.spaces(), "states": states, "rollouts": rollouts})
+
+
+SIGWALL_POSES = [
+    ("just_inside_x_plus", [1.12, 0.5], -1.0),
+    ("beyond_x_plus", [1.13, 0.5], -1.0),
+    ("beyond_x_minus", [-1.4, -0.2], 3.0),
+    ("just_inside_y_minus", [0.0, -1.12], 0.2),
+    ("beyond_y_plus", [0.4, 1.3], 1.2),
+    ("beyond_corner", [1.5, -1.5], 0.9),
+    ("far_in_lidar_range", [3.0, 2.5], -0.6),
+    ("beyond_lidar_range", [4.5, -4.2], 1.7),
+]
+"""(name, xy, yaw) of the Circle states of a settled agent at each sigwall and at the lidar's range, the
+Ant's and the Car's (:func:`ant_circle_records`, :func:`car_circle_records`)."""
 
 
 def ant_circle_records(env_id: str) -> dict:
@@ -650,14 +695,7 @@ def ant_circle_records(env_id: str) -> dict:
         ("inside_standing", turned(stand, [0.3, -0.4], 0.5)),
         ("tilted_moving", {**ant["tilted_moving"], "qpos": [-0.6, 0.7, *ant["tilted_moving"]["qpos"][2:]]}),
         ("on_radius", turned(stand, [diagonal, diagonal], 3 * np.pi / 4)),
-        ("just_inside_x_plus", turned(stand, [1.12, 0.5], -1.0)),
-        ("beyond_x_plus", turned(stand, [1.13, 0.5], -1.0)),
-        ("beyond_x_minus", turned(stand, [-1.4, -0.2], 3.0)),
-        ("just_inside_y_minus", turned(stand, [0.0, -1.12], 0.2)),
-        ("beyond_y_plus", turned(stand, [0.4, 1.3], 1.2)),
-        ("beyond_corner", turned(stand, [1.5, -1.5], 0.9)),
-        ("far_in_lidar_range", turned(stand, [3.0, 2.5], -0.6)),
-        ("beyond_lidar_range", turned(stand, [4.5, -4.2], 1.7)),
+        *((name, turned(stand, xy, yaw)) for name, xy, yaw in SIGWALL_POSES),
     ]]
 
     def flight(xy, yaw, velocity, spin=(0.0, 0.0, 0.0)) -> dict:
@@ -838,34 +876,15 @@ CAR_QPOS = [0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
 """The Car's qpos as Safety-Gymnasium builds it (chassis 0.1 m up, level; wheels and rear ball at 0)."""
 
 
-class CarAgent:
-    """Mixin for a scene of Safety-Gymnasium's Car: the agent's state is written and recorded whole
-    (qpos 13: chassis position and quaternion, the two wheel angles, the rear ball's quaternion;
-    qvel 11; ctrl 2), and each rollout step also records the chassis' height, heading, qpos and qvel."""
+class CarAgent(WholeStateAgent):
+    """Mixin for a scene of Safety-Gymnasium's Car (qpos 13: chassis position and quaternion, the two wheel
+    angles, the rear ball's quaternion; qvel 11; ctrl 2). Settled (:meth:`~WholeStateAgent.settled`, from
+    its start pose, the chassis x axis along +x), it rests on its wheels and ball."""
 
-    task: Any
+    nq, nv, nu = 13, 11, 2
 
-    def write_agent(self, d, agent: dict) -> dict:
-        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * 11)],
-                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * 2)]}
-        d.qpos[:13], d.qvel[:11], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
-        return start
-
-    def agent_state(self) -> dict:
-        d = self.task.data
-        mat = d.body("agent").xmat.reshape(3, 3)
-        return {**super().agent_state(), "xy": d.body("agent").xpos[:2].tolist(),  # type: ignore[misc]
-                "z": float(d.body("agent").xpos[2]), "yaw": float(np.arctan2(mat[1, 0], mat[0, 0])),
-                "qpos": d.qpos[:13].tolist(), "qvel": d.qvel[:11].tolist()}
-
-    def settled(self, steps: int = 10) -> dict:
-        """The Car's state after ``steps`` control steps of zero action from its start pose at the
-        origin (chassis x axis along +x): resting on its wheels and ball."""
-        self.set({"qpos": CAR_QPOS}, {})  # type: ignore[attr-defined]
-        for _ in range(steps):
-            self.task.simulation_forward(np.zeros(2))
-        d = self.task.data
-        return {"qpos": d.qpos[:13].tolist(), "qvel": d.qvel[:11].tolist(), "ctrl": [0.0] * 2}
+    def start_qpos(self) -> list[float]:
+        return CAR_QPOS
 
 
 class CarScene(CarAgent, Scene):
@@ -938,15 +957,8 @@ def car_goal_records(env_id: str) -> dict:
     states.append(s.record_state("goal_at_bin_edge", rest, {"goal": [[1.0 * np.cos(np.pi / 8), 1.0 * np.sin(np.pi / 8)]]}))
     states.append(s.record_state("tilted_moving", car["tilted_moving"], {"goal": [[0.9, -0.7]]}))
     if level >= 1:
-        hz = [[0.6, 0.3], [-0.5, 0.9], [1.1, -1.0], [-1.3, -0.6]]
-        states.append(s.record_state("hazards_outside", turned(rest, [0.0, 0.0], 0.3), {"goal": [[1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("hazard_inside_edge", turned(rest, [0.45, 0.3], 1.0), {"goal": [[1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("hazard_inside_centre", turned(rest, [0.62, 0.31], -1.0),
-                                     {"goal": [[-1.0, 1.0]], "hazards": hz}))
-        states.append(s.record_state("two_hazards_inside", turned(rest, [0.0, 0.0], 2.0),
-                                     {"goal": [[-1.0, 1.0]], "hazards": [[0.1, 0.05], [-0.08, -0.1]]}))
-        vases = [[0.7, -0.4, 0.3], [-0.9, -0.2, 1.2]][: s.counts["vases"]]
-        states.append(s.record_state("vases_seen", turned(rest, [0.0, 0.0], -0.4), {"goal": [[1.0, 1.0]], "vases": vases}))
+        states.append(s.record_state("hazards_outside", turned(rest, [0.0, 0.0], 0.3), {"goal": [[1.0, 1.0]], "hazards": HAZARDS}))
+        states += hazard_states(s, rest)
         # 3 mm into the front bumper (its face at y = −0.175) and into the right wheel's outer face (x = 0.155)
         states.append(s.record_state("vase_against_bumper", rest, {"goal": [[1.0, 1.0]], "vases": [[0.0, -0.272, 0.0]]}))
         states.append(s.record_state("vase_against_wheel", rest, {"goal": [[1.0, 1.0]], "vases": [[0.252, 0.1, 0.0]]}))
@@ -974,14 +986,7 @@ def car_circle_records(env_id: str) -> dict:
         ("inside_at_rest", turned(rest, [0.3, -0.4], 0.5)),
         ("tilted_moving", {**car["tilted_moving"], "qpos": [-0.6, 0.7, *car["tilted_moving"]["qpos"][2:]]}),
         ("on_radius_rolling", car_moving(rest, [diagonal, diagonal], 3 * np.pi / 4 + np.pi / 2, 0.4)),
-        ("just_inside_x_plus", turned(rest, [1.12, 0.5], -1.0)),
-        ("beyond_x_plus", turned(rest, [1.13, 0.5], -1.0)),
-        ("beyond_x_minus", turned(rest, [-1.4, -0.2], 3.0)),
-        ("just_inside_y_minus", turned(rest, [0.0, -1.12], 0.2)),
-        ("beyond_y_plus", turned(rest, [0.4, 1.3], 1.2)),
-        ("beyond_corner", turned(rest, [1.5, -1.5], 0.9)),
-        ("far_in_lidar_range", turned(rest, [3.0, 2.5], -0.6)),
-        ("beyond_lidar_range", turned(rest, [4.5, -4.2], 1.7)),
+        *((name, turned(rest, xy, yaw)) for name, xy, yaw in SIGWALL_POSES),
     ]]
     if level == 1:  # the tests step levels 0 and 2 (level 1 differs from 2 in its y walls' absence)
         return rounded({**s.spaces(), "states": states, "rollouts": []})
@@ -1144,37 +1149,25 @@ def write(path: pathlib.Path, out: dict) -> None:
     print(f"wrote {path} ({path.stat().st_size // 1024} KiB)", file=sys.stderr)
 
 
+def record(out: dict, tasks) -> None:
+    """Records each ``(env id, records function)`` of ``tasks`` into ``out["tasks"]``, in order, saying so."""
+    for env_id, records in tasks:
+        out["tasks"][env_id] = records(env_id)
+        print(env_id, "recorded", file=sys.stderr)
+
+
 def main() -> None:
     out = header()
+    for task, records in (("Goal", goal_records), ("Circle", circle_records), ("Push", push_records)):
+        record(out, [(f"SafetyPoint{task}{level}-v0", records) for level in (0, 1, 2)])
     for level in (0, 1, 2):
-        env_id = f"SafetyPointGoal{level}-v0"
-        out["tasks"][env_id] = goal_records(env_id)
-        print(env_id, "recorded", file=sys.stderr)
+        record(out, [(f"SafetyPointButton{level}-v0", button_records), (f"SafetyAntGoal{level}-v0", ant_goal_records),
+                     (f"SafetyAntCircle{level}-v0", ant_circle_records), (f"SafetyAntPush{level}-v0", ant_push_records),
+                     (f"SafetyAntButton{level}-v0", ant_button_records)])
     for level in (0, 1, 2):
-        env_id = f"SafetyPointCircle{level}-v0"
-        out["tasks"][env_id] = circle_records(env_id)
-        print(env_id, "recorded", file=sys.stderr)
-    for level in (0, 1, 2):
-        env_id = f"SafetyPointPush{level}-v0"
-        out["tasks"][env_id] = push_records(env_id)
-        print(env_id, "recorded", file=sys.stderr)
-    for level in (0, 1, 2):
-        env_id = f"SafetyPointButton{level}-v0"
-        out["tasks"][env_id] = button_records(env_id)
-        print(env_id, "recorded", file=sys.stderr)
-        for env_id, records in ((f"SafetyAntGoal{level}-v0", ant_goal_records),
-                                (f"SafetyAntCircle{level}-v0", ant_circle_records),
-                                (f"SafetyAntPush{level}-v0", ant_push_records),
-                                (f"SafetyAntButton{level}-v0", ant_button_records)):
-            out["tasks"][env_id] = records(env_id)
-            print(env_id, "recorded", file=sys.stderr)
-    for level in (0, 1, 2):
-        for env_id, records in ((f"SafetyCarGoal{level}-v0", car_goal_records),
-                                (f"SafetyCarCircle{level}-v0", car_circle_records),
-                                (f"SafetyCarPush{level}-v0", car_push_records),
-                                (f"SafetyCarButton{level}-v0", car_button_records)):
-            out["tasks"][env_id] = records(env_id)
-            print(env_id, "recorded", file=sys.stderr)
+        record(out, [(f"SafetyCar{task}{level}-v0", records) for task, records in (
+            ("Goal", car_goal_records), ("Circle", car_circle_records), ("Push", car_push_records),
+            ("Button", car_button_records))])
     write(OUT, out)
 
 

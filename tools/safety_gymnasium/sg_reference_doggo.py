@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import pathlib
 import sys
-from typing import Any
 
 import numpy as np
 from sg_reference import (  # a sibling: Python puts this script's folder on sys.path
@@ -60,28 +59,14 @@ def doggo_qpos(xy, z: float = 0.22, yaw: float = 0.0, pitch: float = 0.0, roll: 
 class DoggoAgent(AntAgent):
     """Mixin for a scene of Safety-Gymnasium's Doggo: the agent's state is written and recorded
     whole (qpos 20, qvel 19, ctrl 12), and each rollout step also records the torso's height,
-    heading, qpos and qvel (the Ant's mixin with the Doggo's sizes; the Doggo never dies)."""
+    heading, qpos and qvel (the Ant's mixin with the Doggo's sizes; the Doggo never dies). Settled
+    (:meth:`~sg_reference.WholeStateAgent.settled`, from its start pose), it stands on its front feet
+    and rear knees."""
 
-    task: Any
+    nq, nv, nu = NQ, NV, NU
 
-    def write_agent(self, d, agent: dict) -> dict:
-        start = {"qpos": [float(v) for v in agent["qpos"]], "qvel": [float(v) for v in agent.get("qvel", [0.0] * NV)],
-                 "ctrl": [float(v) for v in agent.get("ctrl", [0.0] * NU)]}
-        d.qpos[:NQ], d.qvel[:NV], d.ctrl[:] = start["qpos"], start["qvel"], start["ctrl"]
-        return start
-
-    def agent_state(self) -> dict:
-        d = self.task.data
-        return {**super().agent_state(), "qpos": d.qpos[:NQ].tolist(), "qvel": d.qvel[:NV].tolist()}
-
-    def settled(self, steps: int = 10) -> dict:
-        """The Doggo's state after ``steps`` control steps of zero action from its start pose at the
-        origin, facing +x: standing on its front feet and rear knees."""
-        self.set({"qpos": doggo_qpos([0.0, 0.0])}, {})  # type: ignore[attr-defined]
-        for _ in range(steps):
-            self.task.simulation_forward(np.zeros(NU))
-        d = self.task.data
-        return {"qpos": d.qpos[:NQ].tolist(), "qvel": d.qvel[:NV].tolist(), "ctrl": [0.0] * NU}
+    def start_qpos(self) -> list[float]:
+        return doggo_qpos([0.0, 0.0])
 
 
 class DoggoScene(DoggoAgent, Scene):

@@ -17,7 +17,9 @@ from crax.costs.base import Constraint
 from crax.costs.proximity import HazardProximity
 from crax.costs.vases import VaseContact, VaseVelocity
 from crax.objects.base import Placeable
+from crax.objects.free_boxes import FreeBoxes
 from crax.objects.placement import sample_layout
+from crax.objects.push_box import PushBox
 from crax.objects.vases import Vases
 from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import Lidar
@@ -38,6 +40,10 @@ SAFETY_GYM_PARAMS = {
 
 HAZARD_SIZE = 0.2
 """Radius of Safety-Gymnasium's hazards (``assets/geoms/hazards.py``)."""
+
+MOVED = (FreeBoxes, PushBox)
+"""The kinds of Safety-Gymnasium's objects that physics moves (vases, gremlins, the push box): each is
+placed with a uniform yaw, and the task state follows where physics has moved it."""
 
 
 class SafetyGymSuite(NavigationBase):
@@ -188,9 +194,10 @@ class SafetyGymSuite(NavigationBase):
         return sample_layout(key, keepout, self.extent - keepout, num_candidates=self.num_candidates)
 
     def place_objects(self, data: mjx.Data, positions: dict[str, jax.Array], key: jax.Array | None) -> mjx.Data:
-        """Moves each object to ``positions[label]``; vases get a uniform yaw each (0 without ``key``)."""
+        """Moves each object to ``positions[label]``; those physics moves (:data:`MOVED`) get a uniform
+        yaw each (0 without ``key``)."""
         for label, p in self.objects.items():
-            if isinstance(p, Vases):
+            if isinstance(p, MOVED):
                 yaw = None if key is None else jax.random.uniform(key, (p.count,), minval=0.0, maxval=2 * jnp.pi)
                 data = p.write(data, positions[label], yaw=yaw)
             else:
@@ -198,6 +205,6 @@ class SafetyGymSuite(NavigationBase):
         return data
 
     def track_objects(self, data: mjx.Data, task: dict[str, Any]) -> dict[str, Any]:
-        """``task`` with the positions of the objects physics moves (vases) read from ``data``."""
-        moved = {label: p.position(data) for label, p in self.objects.items() if isinstance(p, Vases)}
+        """``task`` with the positions of the objects physics moves (:data:`MOVED`) read from ``data``."""
+        moved = {label: p.position(data) for label, p in self.objects.items() if isinstance(p, MOVED)}
         return {**task, **moved}

@@ -11,7 +11,7 @@ from flax import nnx
 
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
-from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, REAL, Param, TaskParam
+from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, Param, TaskParam
 from crax.costs.agent_contacts import AgentContacts, contact_counts
 from crax.costs.contact import contact_tables
 from crax.costs.events import TaskEvent
@@ -21,7 +21,7 @@ from crax.objects.safety_gremlins import SafetyGymGremlins
 from crax.objects.zones import GoalZone
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
-from crax.suites.safety_gym.goal import REWARD_CLIP
+from crax.suites.safety_gym.goal import GOAL_REWARDS, REWARD_CLIP, goal_rewards
 
 
 class SafetyButton(SafetyGymSuite):
@@ -73,8 +73,7 @@ class SafetyButton(SafetyGymSuite):
         "button_cost": Param(1.0, NON_NEGATIVE, "raw cost per contact point with a wrong button, cost_buttons"),
         "gremlin_contact_cost": Param(1.0, NON_NEGATIVE, "raw cost per agent-gremlin contact point, cost_gremlins"),
         "resampling_delay": Param(10, COUNT, "steps of the button timer after a press"),
-        "reward_distance": Param(1.0, REAL, "reward per metre of progress towards the goal button"),
-        "reward_goal": Param(1.0, REAL, "reward for pressing the goal button"),
+        **GOAL_REWARDS,
         **{k: v for k, v in SAFETY_GYM_PARAMS.items() if not k.startswith("vase")},
         "num_candidates": Param(100, POSITIVE_COUNT, "draws per object in a layout (Safety-Gymnasium: 100 tries)"),
         "max_layouts": Param(2048, POSITIVE_COUNT, "layouts drawn at most until one fits (Safety-Gymnasium: 10 000)"),
@@ -125,16 +124,6 @@ class SafetyButton(SafetyGymSuite):
         return sample_fitting_layout(key, keepout, self.extent - keepout, num_candidates=self.num_candidates,
                                      max_layouts=self.max_layouts)
 
-    def place_objects(self, data: mjx.Data, positions: dict[str, jax.Array], key: jax.Array | None) -> mjx.Data:
-        """Moves each object to ``positions[label]``; gremlins get a uniform yaw each (0 without ``key``)."""
-        for label, p in self.objects.items():
-            if isinstance(p, SafetyGymGremlins):
-                yaw = None if key is None else jax.random.uniform(key, (p.count,), minval=0.0, maxval=2 * jnp.pi)
-                data = p.write(data, positions[label], yaw=yaw)
-            else:
-                data = p.write(data, positions[label])
-        return data
-
     def init_task(self, model: mjx.Model, data: mjx.Data, key: jax.Array) -> tuple[mjx.Data, dict[str, Any]]:
         key, k_start, k_goal = jax.random.split(key, 3)
         data, positions = self.sample_start(data, k_start)
@@ -167,8 +156,6 @@ class SafetyButton(SafetyGymSuite):
 
     def transition(self, model, before, data, task, action):
         task = self.track_objects(data, task)
-        if "gremlins" in self.objects:
-            task = {**task, "gremlins": self.gremlins.position(data)}
         agent_xy = self.body.position(data)[:2]
         goal = task["goal"][0]
         d_before = jnp.linalg.norm(self.body.position(before)[:2] - goal)
@@ -179,10 +166,7 @@ class SafetyButton(SafetyGymSuite):
         timer = jnp.where(pressed, self.resampling_delay, jnp.maximum(task["timer"] - 1, 0)).astype(jnp.int32)
         goal = task["buttons"][goal_button][None]
         data = self.move(data, {"goal": goal})
-        rewards = {
-            "distance": self.reward_distance[...] * (d_before - d),
-            "goal": self.reward_goal[...] * pressed.astype(jnp.float32),
-        }
+        rewards = goal_rewards(self.reward_distance[...], self.reward_goal[...], d_before, d, pressed)
         reward = jnp.clip(rewards["distance"] + rewards["goal"], -REWARD_CLIP, REWARD_CLIP)
         task = {**task, "goal": goal, "goal_button": goal_button.astype(jnp.int32), "timer": timer,
                 "buttons_visible": timer == 0, "wrong_button_contacts": wrong, "key": key}

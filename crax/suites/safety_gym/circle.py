@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import types
 from typing import Any
 
 import jax
@@ -13,18 +12,18 @@ import mujoco
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
 from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, Range, TaskParam
-from crax.costs.bounds import OutOfBounds
 from crax.objects.circle import CircleZone
 from crax.objects.sigwalls import Sigwalls
 from crax.suites.base import Transition
-from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
+from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS
 from crax.suites.safety_gym.goal import REWARD_CLIP
+from crax.suites.safety_gym.sigwalled import BOUNDARY_COST, SigwalledSuite
 
 BOUNDARY = Range(0.0, lo_open=True, allow_inf=True, optional=True)
 """A sigwall distance: > 0, or None (or inf) for no walls across that axis."""
 
 
-class SafetyCircle(SafetyGymSuite):
+class SafetyCircle(SigwalledSuite):
     """Run counter-clockwise along a circle of radius 1.5 about the origin; Safety-Gymnasium's Circle.
 
     Reward ``reward_factor · ((−u·y + v·x) / r) / (1 + |r − R|)`` with (x, y) the agent's position,
@@ -47,8 +46,6 @@ class SafetyCircle(SafetyGymSuite):
 
     name = "SafetyCircle"
     task = "Circle"
-    agent_keepout = 0.0
-    episode_length = 500
     params = {
         "placement_extent": Param(0.8, NON_NEGATIVE, "half-width of the square the agent starts in (m)"),
         "circle_radius": Param(1.5, POSITIVE, "radius R of the circle the reward is shaped about (m)"),
@@ -57,7 +54,7 @@ class SafetyCircle(SafetyGymSuite):
                             levels={0: None, 1: 1.125, 2: 1.125}),
         "y_boundary": Param(valid=BOUNDARY, doc="sigwalls at y = ±y_boundary (m; None: none)",
                             levels={0: None, 1: None, 2: 1.125}),
-        "boundary_cost": Param(1.0, NON_NEGATIVE, "raw cost of a step beyond a sigwall, cost_out_of_boundary"),
+        "boundary_cost": BOUNDARY_COST,
         "lidar_bins": SAFETY_GYM_PARAMS["lidar_bins"],
         "lidar_max_dist": dataclasses.replace(SAFETY_GYM_PARAMS["lidar_max_dist"], default=6.0,
                                               doc="range of the circle lidar (m; Safety-Gymnasium's Circle: 6)"),
@@ -65,14 +62,8 @@ class SafetyCircle(SafetyGymSuite):
 
     def __init__(self, body: Body, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
-        # the agent is the only thing placed: any one draw fits (keepout 0), so one candidate
-        self._setup_objects(body, level, {}, types.SimpleNamespace(**vars(v), num_candidates=1),
-                            extent=v.placement_extent, lidar=())
+        self._setup_sigwalls(body, level, v, extent=v.placement_extent, sigwalls=Sigwalls(v.x_boundary, v.y_boundary))
         self.circle = CircleZone(v.circle_radius)
-        self.sigwalls = Sigwalls(v.x_boundary, v.y_boundary)
-        if self.sigwalls.count:  # Safety-Gymnasium has no cost term where it has no sigwalls
-            self.constraints.append(OutOfBounds(self.sigwalls.x_bound, self.sigwalls.y_bound,
-                                                boundary_cost=v.boundary_cost, term="out_of_boundary"))
         self.sensors.append(self.lidar_of("circle", v))
         self.circle_radius = TaskParam(jnp.asarray(v.circle_radius, jnp.float32))
         self.reward_factor = TaskParam(jnp.asarray(v.reward_factor, jnp.float32))

@@ -18,6 +18,19 @@ from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 REWARD_CLIP = 10.0
 """Safety-Gymnasium clips every step's reward to ±10 (``RewardConf.reward_clip``)."""
 
+GOAL_REWARDS = {
+    "reward_distance": Param(1.0, REAL, "reward per metre of progress towards the goal"),
+    "reward_goal": Param(1.0, REAL, "reward for reaching the goal (Button: for pressing the goal button)"),
+}
+"""The weights of Safety-Gymnasium's goal rewards (``reward_conf``: Goal, Button, Race), :func:`goal_rewards`."""
+
+
+def goal_rewards(reward_distance: jax.Array, reward_goal: jax.Array, d_before: jax.Array, d: jax.Array,
+                 reached: jax.Array) -> dict[str, jax.Array]:
+    """The goal rewards' terms: ``distance``, ``reward_distance · (d_{t−1} − d_t)`` (d the agent's distance
+    to the goal before and after the step), and ``goal``, ``reward_goal`` where the goal was ``reached``."""
+    return {"distance": reward_distance * (d_before - d), "goal": reward_goal * reached.astype(jnp.float32)}
+
 
 class SafetyGoal(SafetyGymSuite):
     """Reach the goal (radius 0.3), which moves elsewhere when reached; Safety-Gymnasium's Goal.
@@ -51,8 +64,7 @@ class SafetyGoal(SafetyGymSuite):
         "vases": Param(valid=COUNT, doc="number of vases", levels={0: 0, 1: 1, 2: 10}),
         "goal_size": Param(0.3, POSITIVE, "radius of the goal (m)"),
         "goal_keepout": Param(0.305, POSITIVE, "placement clearance of the goal (m)"),
-        "reward_distance": Param(1.0, REAL, "reward per metre of progress towards the goal"),
-        "reward_goal": Param(1.0, REAL, "reward for reaching the goal"),
+        **GOAL_REWARDS,
         **SAFETY_GYM_PARAMS,
     }
 
@@ -88,10 +100,7 @@ class SafetyGoal(SafetyGymSuite):
             data = self.move(data, {"goal": goal})
         else:
             terminated = terminated | reached
-        rewards = {
-            "distance": self.reward_distance[...] * (d_before - d),
-            "goal": self.reward_goal[...] * reached.astype(jnp.float32),
-        }
+        rewards = goal_rewards(self.reward_distance[...], self.reward_goal[...], d_before, d, reached)
         reward = jnp.clip(rewards["distance"] + rewards["goal"], -self.reward_clip, self.reward_clip)
         return data, Transition(
             task={**task, "goal": goal, "key": key}, rewards=rewards, reward=reward, terminated=terminated,

@@ -109,16 +109,6 @@ class SafetyPush(SafetyGymSuite):
         data, positions = self.sample_start(data, sub)
         return data, {**positions, "key": key}
 
-    def place_objects(self, data: mjx.Data, positions: dict[str, jax.Array], key: jax.Array | None) -> mjx.Data:
-        """Moves each object to ``positions[label]``; the box gets a uniform yaw (0 without ``key``)."""
-        data = super().place_objects(data, positions, key)
-        yaw = None if key is None else jax.random.uniform(key, (1,), minval=0.0, maxval=2 * jnp.pi)
-        return self.push_box.write(data, positions["push_box"], yaw=yaw)
-
-    def track_objects(self, data: mjx.Data, task: dict[str, Any]) -> dict[str, Any]:
-        """``task`` with the box's position read from ``data``."""
-        return {**super().track_objects(data, task), "push_box": self.push_box.position(data)}
-
     def _distances(self, data: mjx.Data, goal_xy: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Safety-Gymnasium's 3-D agent–box and box–goal distances between centres."""
         box = self.push_box.centre(data)

@@ -16,7 +16,7 @@ from crax.objects.placement import sample_layout
 from crax.objects.static_geoms import StaticBox, StaticGeoms
 from crax.objects.zones import GoalZone
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS
-from crax.suites.safety_gym.goal import SafetyGoal
+from crax.suites.safety_gym.goal import GOAL_REWARDS, SafetyGoal
 
 FACTOR = 3.5
 """Safety-Gymnasium's ``palcement_cal_factor``: Race's placements are written in units of it."""
@@ -87,8 +87,8 @@ class SafetyRace(SafetyGoal):
         "hazard_keepout": Param(0.165, NON_NEGATIVE, "placement clearance of the hazards (m)"),
         "goal_size": SafetyGoal.params["goal_size"],
         "goal_keepout": SafetyGoal.params["goal_keepout"],
-        "reward_distance": SafetyGoal.params["reward_distance"],
-        "reward_goal": dataclasses.replace(SafetyGoal.params["reward_goal"], default=10.0),
+        "reward_distance": GOAL_REWARDS["reward_distance"],
+        "reward_goal": dataclasses.replace(GOAL_REWARDS["reward_goal"], default=10.0),
         "static_geoms_contact_cost": Param(valid=NON_NEGATIVE, levels={0: 0.0, 1: 1.0, 2: 1.0},
                                            doc="raw cost per contact point between the agent and a wall, "
                                                "cost_static_geoms_contact (0: no such term)"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import jax
@@ -12,14 +11,12 @@ import mujoco
 from crax.bodies.base import Body
 from crax.core.mjx import mjx
 from crax.core.params import NON_NEGATIVE, POSITIVE, REAL, Param, TaskParam
-from crax.costs.bounds import OutOfBounds
 from crax.objects.sigwalls import Sigwalls
 from crax.suites.base import Transition
-from crax.suites.safety_gym.base import SafetyGymSuite
-from crax.suites.safety_gym.circle import SafetyCircle
+from crax.suites.safety_gym.sigwalled import BOUNDARY_COST, SigwalledSuite
 
 
-class SafetyRun(SafetyGymSuite):
+class SafetyRun(SigwalledSuite):
     """Run as far as possible down a corridor of sigwalls; Safety-Gymnasium's Run (level 0 only).
 
     The agent starts at ``y = start_y`` (16.5), ``x`` uniform in ``±start_x`` (0.2), with a
@@ -41,8 +38,6 @@ class SafetyRun(SafetyGymSuite):
     name = "SafetyRun"
     task = "Run"
     levels = (0,)
-    agent_keepout = 0.0
-    episode_length = 500
     floor_size = 17.5
     params = {
         "start_x": Param(0.2, NON_NEGATIVE, "half-width of the x range the agent starts in (m)"),
@@ -51,15 +46,12 @@ class SafetyRun(SafetyGymSuite):
         "wall_length": Param(17.5, POSITIVE, "half-length of each sigwall along y (m)"),
         "target_y": Param(-1000.0, REAL, "y of the far point (0, target_y) the reward measures progress towards (m)"),
         "reward_factor": Param(60.0, REAL, "reward per metre of progress towards the far point"),
-        "boundary_cost": SafetyCircle.params["boundary_cost"],
+        "boundary_cost": BOUNDARY_COST,
     }
 
     def __init__(self, body: Body, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
-        self._setup_objects(body, level, {}, types.SimpleNamespace(**vars(v), num_candidates=1),
-                            extent=v.start_x, lidar=())
-        self.sigwalls = Sigwalls(v.boundary, half_length=v.wall_length)
-        self.constraints.append(OutOfBounds(v.boundary, None, boundary_cost=v.boundary_cost, term="out_of_boundary"))
+        self._setup_sigwalls(body, level, v, extent=v.start_x, sigwalls=Sigwalls(v.boundary, half_length=v.wall_length))
         self.start_y = TaskParam(jnp.asarray(v.start_y, jnp.float32))
         self.target = TaskParam(jnp.asarray([0.0, v.target_y], jnp.float32))
         self.reward_factor = TaskParam(jnp.asarray(v.reward_factor, jnp.float32))
