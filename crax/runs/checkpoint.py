@@ -182,6 +182,8 @@ def _read(path: Path, template, upgrade: Upgrade | None = None) -> dict[str, Any
         name = (_KEY_PREFIX if key else "") + leaf_name(p)
         if name not in stored and (legacy := _before_rules(name)) in stored:
             name = legacy
+        if name not in stored and name.endswith(_ADDED_SINCE):
+            stored[name] = np.zeros(leaf.shape, leaf.dtype)
         if name not in stored:
             raise CheckpointMismatch(f"checkpoint {path} does not match this learner/config/env: it lacks {name!r}")
         value = np.asarray(stored[name])
@@ -193,6 +195,12 @@ def _read(path: Path, template, upgrade: Upgrade | None = None) -> dict[str, Any
         restored.append(jax.random.wrap_key_data(value) if key else value.astype(leaf.dtype))  # pyright: ignore[reportArgumentType]
     state = jax.tree_util.tree_unflatten(treedef, restored)
     return {"state": state, "env_steps": env_steps, "iteration": iteration, "path": path}
+
+
+_ADDED_SINCE = ("/episode/cost_peak",)
+"""Env-state leaves added after checkpoints were written that lack them, restored as zeros, their value at
+an episode's start: ``EpisodeStats``' running largest step cost (issue 64). An episode under way at the
+checkpoint then reports the peak since the resume, a bound below its true one."""
 
 
 def _before_rules(name: str) -> str:

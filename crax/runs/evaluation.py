@@ -74,13 +74,13 @@ def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: 
                camera: str = "track", width: int = 480, height: int = 480, physics: str | None = None) -> Path:
     """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
     (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
-    learner sees (its ``wrap_env``, on ``physics`` where given), episode drawn from ``seed``. Returns the path."""
+    learner sees (its ``learner_env``: ``wrap_env`` and any frame stacking, on ``physics`` where given), episode drawn from ``seed``. Returns the path."""
     from crax import render
 
     path = render.video_path(path)
     _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy, physics)
     act = _policy_fn(trainer, restored["state"].model, 0, policy == "deterministic")
-    env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's wrap_env
+    env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's learner_env
     states = render.first_episode(render.rollout(env, act, jax.random.key(seed), env.episode_length))
     return render.save_video(env, states, path, camera=camera, width=width, height=height)
 
@@ -109,10 +109,12 @@ def load_policy(run_dir: str | Path, *, seed: int = 0, deterministic: bool = Tru
                 env: Env | None = None) -> Callable[..., jax.Array]:
     """A trained policy from the latest checkpoint of a run folder, as a jitted ``act(obs, key=None)``.
 
-    ``act`` maps an observation (or a batch, leading axes free) of the env the learner sees to actions
+    ``act`` maps an observation (or a batch, leading axes free; a flat array, or a dict of the state
+    vector and images, :mod:`crax.core.observation`) of the env the learner sees to actions
     in ``[-1, 1]``: the mean action when ``deterministic`` (``key`` unused), else a sampled one, which
     needs a ``key``. The observation normalizer is inside. The learner sees the run's env through its
-    ``wrap_env`` (PPO-Saute appends the remaining budget to the observation):
+    ``learner_env`` (PPO-Saute appends the remaining budget to the observation; ``frame_stack`` stacks
+    the last images):
     the trainer's ``eval_env.env`` is that env, or ``runs.evaluate`` runs it for you.
 
     Args:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 
@@ -71,11 +72,13 @@ def _memory_available(device: Device) -> int | None:
 def memory_estimate(trainer: BaseTrainer) -> int:
     """A lower bound on the bytes one training call holds: the whole train state (learners, optimizers,
     env states of every env and seed) plus the rollout's observations, actions, log-probabilities,
-    rewards, costs, values and flags of one iteration (float32)."""
+    rewards, costs, values and flags of one iteration (float32; an observation's images as the env gives
+    them, uint8)."""
     c = trainer.config
     state = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(trainer.abstract_state()))
-    per_step = 2 * trainer.observation_size + 3 * trainer.action_size + 8
-    return int(state + 4 * per_step * c.steps_per_iteration * c.num_seeds)
+    obs = sum(math.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(trainer.observation_spec))
+    per_step = 2 * obs + 4 * (3 * trainer.action_size + 8)
+    return int(state + per_step * c.steps_per_iteration * c.num_seeds)
 
 
 def check_memory(trainer: BaseTrainer) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crax.core import observation
 from crax.core.env import Env
 from crax.devices import distributed
 from crax.learners.shared.learner import Learner
@@ -160,15 +161,25 @@ def _checked(cls: type[Learner], config: Any, envs: list[tuple[Env, str]]) -> tu
     config = config if config is not None else cls.Config()
     if type(config) is not cls.Config:
         raise ValueError(f"learner {cls.name!r} takes a {cls.Config.__qualname__}, got {type(config).__qualname__}")
-    sizes = {e.observation_size for e, _ in envs}
-    if len(sizes) > 1:
+    shapes = [_observation_shapes(e) for e, _ in envs]
+    if len(set(shapes)) > 1:
         raise ValueError("curriculum stages must share one observation size; got "
-                         + ", ".join(f"{i} {e.observation_size}" for e, i in envs))
+                         + ", ".join(f"{i} {shape}" for (_, i), shape in zip(envs, shapes, strict=True)))
     check_seed(config.seed)
     trainers = [trainer_for(cls, config, e) for e, _ in envs]
     for trainer in trainers:
         check_memory(trainer)
     return config, trainers
+
+
+def _observation_shapes(env: Env) -> str:
+    """An env's observation shapes as a stage comparison names them: a flat observation's size, or each
+    entry of a dict observation, ``state 12, camera 64×64×3 uint8``."""
+    spec = env.observation_spec
+    if not observation.is_structured(spec):
+        return str(observation.flat_size(spec))
+    return ", ".join(f"{k} {observation.state_size(v)}" if k == observation.STATE
+                     else f"{k} {'×'.join(map(str, v.shape))} {v.dtype}" for k, v in sorted(spec.items()))
 
 
 def _folder(run: _Run, runs_root: str | Path) -> Path:

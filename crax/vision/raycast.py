@@ -1,4 +1,5 @@
-"""A camera image by ray casting: one ``mjx.ray`` per pixel, pure JAX, jittable and vmappable.
+"""A camera image by ray casting: every pixel's ray against every geom in view, pure JAX, jittable
+and vmappable.
 
 What a pixel reads (the conventions of MuJoCo's OpenGL renderer where it has one):
 
@@ -18,16 +19,26 @@ What a pixel reads (the conventions of MuJoCo's OpenGL renderer where it has one
 Which geoms are seen: those the renderer draws, i.e. of a group ``camera.geomgroup`` shows, not on
 ``camera.bodyexclude``, and whose colour (as above) is not fully transparent; so crax's ray-only
 proxies (alpha 0, with a material so that ``mjx.ray`` hits them) stay hidden. Static and mocap
-bodies' geoms are seen (``mjx.ray`` reads ``data.geom_xpos``).
+bodies' geoms are seen (the cast reads ``data.geom_xpos`` and ``data.geom_xmat``).
 
-Geom types: planes, spheres, capsules, ellipsoids and boxes through ``mjx.ray``, with normals
-computed from the shape; cylinders, which ``mjx.ray`` skips, through this module's own cast; meshes
-through ``mjx.ray`` (every triangle of every mesh, for every ray: slow for large meshes), lit as if
-facing the camera since ``mjx.ray`` does not say which face was hit. Height fields and SDF geoms are
-not seen (``mjx.ray`` casts against neither).
+How: the geoms in view are found before tracing, from the model's NumPy arrays
+(:func:`visible_geoms`), and posed in the camera's frame; each geom type is then cast against every
+ray at once as a (geoms × rays) array (:mod:`crax.vision.intersect`: planes, spheres, capsules,
+ellipsoids, cylinders, boxes, and each mesh geom's triangles), with MuJoCo's ``mj_rayGeom``
+semantics, and each ray keeps its nearest hit; the surface normal is then found for that hit only.
+Meshes are hit on every triangle (two-sided, as ``mjx.ray``; slow for large meshes) and lit by the
+face's normal. Height fields and SDF geoms are not seen. Geoms whose transparency is only known at
+run time (a model passed into the jitted function) are cast and then hidden; otherwise they are left
+out of the cast.
+
+Memory: a cast's largest arrays are (candidate rows × ``camera.rays_per_chunk``) per image; a larger
+image is cast in chunks one after another.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +46,7 @@ import mujoco
 import numpy as np
 
 from crax.core.mjx import mjx
+from crax.vision import intersect
 from crax.vision.camera import Camera
 
 AMBIENT = 0.3
@@ -43,10 +55,6 @@ DIFFUSE = 0.7
 """Share added in proportion to cos θ (θ: the angle between the normal and the reversed ray)."""
 
 _DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)  # MuJoCo's default geom rgba, which a material overrides
-_PLANE, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX = (int(t) for t in (
-    mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE,
-    mujoco.mjtGeom.mjGEOM_ELLIPSOID, mujoco.mjtGeom.mjGEOM_CYLINDER, mujoco.mjtGeom.mjGEOM_BOX))
-_NONE = int(mujoco.mjtGeom.mjGEOM_NONE)  # a type mjx.ray casts against no geom of
 
 
 def render(m: mjx.Model, d: mjx.Data, camera: Camera, camera_id: int | jax.Array) -> dict[str, jax.Array]:
@@ -63,41 +71,65 @@ def render_at(m: mjx.Model, d: mjx.Data, camera: Camera, pos: jax.Array, xmat: j
     """The images of a camera at ``pos`` (3,) turned by ``xmat`` (3, 3; camera to world, its columns
     the camera's x right, y up and z backwards in world coordinates), as :func:`render`'s."""
     colours = geom_colours(m)
-    kinds = np.asarray(m.geom_type)
-    if isinstance(colours, np.ndarray):  # known now: leave transparent geoms out of the cast, not only its result
-        kinds = np.where(colours[:, 3] == 0, _NONE, kinds)
-    # The colours decide what is seen (alpha 0: hidden), so mjx.ray gets them with no materials; its
-    # mat_rgba has one row because mjx.ray indexes it even where no geom has a material.
-    seen = m.replace(geom_type=kinds, geom_rgba=jnp.asarray(colours), geom_matid=np.full(m.ngeom, -1, np.int32),
-                     mat_rgba=jnp.ones((1, 4)))
-    dirs_cam = jnp.asarray(camera.rays().reshape(-1, 3))
-    dirs = dirs_cam @ xmat.T
-    cylinders = _cylinders(seen, camera)
-
-    def cast(vec: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return _first_hit(seen, d, pos, vec, camera, cylinders)
-
-    if dirs.shape[0] <= camera.rays_per_chunk:
-        dist, geom = jax.vmap(cast)(dirs)
-    else:
-        dist, geom = jax.lax.map(cast, dirs, batch_size=camera.rays_per_chunk)
-
+    seen = visible_geoms(m, camera, colours)
+    posed = _in_camera(m, d, seen, pos, xmat)
+    shown = None if isinstance(colours, np.ndarray) else jnp.asarray(colours)[seen.ids, 3] != 0
     far = jnp.float32(camera.zfar) * m.stat.extent
-    depth = dist * -dirs_cam[:, 2]
-    hit = (geom >= 0) & (depth <= far)
+    table = _shading_table(seen, posed) if camera.rgb else None
+    kinds = sorted({kind for kind, _ in seen.groups} | ({intersect.MESH} if seen.owners.size else set()))
+    row_colours = jnp.asarray(colours)[seen.ids, :3].astype(jnp.float32)
+    row_ids = jnp.asarray(seen.ids)
+
+    def cast(start: int | jax.Array, count: int) -> dict[str, jax.Array]:
+        """The outputs of pixels ``start`` to ``start + count`` (row by row), flat."""
+        dirs = _rays(camera, start, count)
+        dist, row = _first_hit(seen, posed, shown, dirs)
+        depth = dist * -dirs[2]
+        hit = jnp.isfinite(dist) & (depth <= far)
+        out: dict[str, jax.Array] = {}
+        if camera.rgb:
+            background = jnp.asarray(camera.background, jnp.float32)
+            if table is None:
+                rgb = jnp.broadcast_to(background, (count, 3))
+            else:  # (count, 3) as made, not a transpose of (3, count): that would repeat the shading per channel
+                shade = AMBIENT + DIFFUSE * _facing(kinds, _take_rows(table, row), jnp.where(hit, dist, 0.0), dirs)
+                colour = jnp.take(row_colours, row, axis=0, mode="clip")
+                rgb = jnp.where(hit[:, None], colour * shade[:, None], background)
+            out["rgb"] = jnp.round(jnp.clip(rgb, 0, 1) * 255).astype(jnp.uint8)
+        if camera.depth:
+            out["depth"] = jnp.where(hit, depth, far).astype(jnp.float32)
+        if camera.segmentation:
+            geom = jnp.take(row_ids, row, mode="clip") if seen.ids.size else jnp.zeros(count, jnp.int32)
+            out["segmentation"] = jnp.where(hit, geom, -1).astype(jnp.int32)
+        return out
+
+    n, chunk = camera.height * camera.width, camera.rays_per_chunk
+    if n <= chunk:
+        out = cast(0, n)
+    else:  # whole chunks one after another (a loop: one chunk's arrays at a time), then the rest
+        whole = n // chunk * chunk
+        out = jax.lax.map(lambda start: cast(start, chunk), jnp.arange(0, whole, chunk, dtype=jnp.int32))
+        out = {k: v.reshape(whole, *v.shape[2:]) for k, v in out.items()}
+        if whole < n:
+            rest = cast(whole, n - whole)
+            out = {k: jnp.concatenate([v, rest[k]]) for k, v in out.items()}
     shape = (camera.height, camera.width)
-    out: dict[str, jax.Array] = {}
-    if camera.rgb:
-        gid = jnp.maximum(geom, 0)
-        cos = _facing(m, d, gid, pos + dist[:, None] * dirs, dirs)
-        lit = jnp.asarray(colours)[gid, :3] * (AMBIENT + DIFFUSE * cos)[:, None]
-        rgb = jnp.where(hit[:, None], lit, jnp.asarray(camera.background, jnp.float32))
-        out["rgb"] = jnp.round(jnp.clip(rgb, 0, 1) * 255).astype(jnp.uint8).reshape(*shape, 3)
-    if camera.depth:
-        out["depth"] = jnp.where(hit, depth, far).astype(jnp.float32).reshape(shape)
-    if camera.segmentation:
-        out["segmentation"] = jnp.where(hit, geom, -1).astype(jnp.int32).reshape(shape)
-    return out
+    return {k: v.reshape(*shape, *v.shape[1:]) for k, v in out.items()}
+
+
+def _rays(camera: Camera, start: int | jax.Array, count: int) -> jax.Array:
+    """Unit directions (3, count) of the rays through pixels ``start`` to ``start + count`` (row by
+    row), in the camera's frame: :meth:`Camera.rays`, computed here from the pixels' indices (so a
+    chunk cast in a loop reads no slice of a table; the arithmetic is IEEE-exact, so a pixel's ray is
+    the same in every chunking)."""
+    k = start + jnp.arange(count, dtype=jnp.int32)
+    half_y = math.tan(math.radians(camera.fovy) / 2)
+    half_x = half_y * camera.width / camera.height
+    x = ((k % camera.width).astype(jnp.float32) + 0.5) * np.float32(2 / camera.width) - 1
+    y = 1 - ((k // camera.width).astype(jnp.float32) + 0.5) * np.float32(2 / camera.height)
+    x, y = x * np.float32(half_x), y * np.float32(half_y)
+    norm = jnp.sqrt(x * x + y * y + 1)
+    return jnp.stack([x / norm, y / norm, -1 / norm])
 
 
 def geom_colours(m: mjx.Model) -> np.ndarray | jax.Array:
@@ -117,75 +149,142 @@ def geom_colours(m: mjx.Model) -> np.ndarray | jax.Array:
     return xp.where(from_material[:, None], mat.astype(xp.float32)[xp.maximum(matid, 0)], own)
 
 
-def _cylinders(m: mjx.Model, camera: Camera) -> np.ndarray:
-    """Ids of the cylinder geoms the camera may see, by ``mjx.ray``'s static filter (group and body)."""
-    keep = np.asarray(m.geom_type) == _CYLINDER
+@dataclasses.dataclass(frozen=True)
+class VisibleGeoms:
+    """The geoms a camera may see, found from the model's NumPy arrays when the render is traced.
+
+    Attributes:
+      groups: ``(geom type, ids)`` for each primitive type with geoms in view, ids ascending.
+      corners: the triangles of the mesh geoms in view, in their geoms' frames (T, 3, 3).
+      owners: the geom each triangle belongs to (T,).
+    """
+
+    groups: tuple[tuple[int, np.ndarray], ...]
+    corners: np.ndarray
+    owners: np.ndarray
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The geom of each candidate row of a cast, in the order :func:`_first_hit` stacks them."""
+        return np.concatenate([ids for _, ids in self.groups] + [self.owners]).astype(np.int32)
+
+
+def visible_geoms(m: mjx.Model, camera: Camera, colours: np.ndarray | jax.Array | None = None) -> VisibleGeoms:
+    """The geoms ``camera`` may see in ``m``: of a type it casts against (not height fields or SDFs), of
+    a group ``camera.geomgroup`` shows, not on ``camera.bodyexclude``, and, where ``colours`` (as
+    :func:`geom_colours`) are known now, not fully transparent. All of it is decided before tracing,
+    so a cast's arrays are (rays × these geoms) only."""
+    kinds = np.asarray(m.geom_type)
+    keep = np.isin(kinds, [*intersect.PRIMITIVES, intersect.MESH])
     excluded = (camera.bodyexclude,) if isinstance(camera.bodyexclude, int) else camera.bodyexclude
     keep &= ~np.isin(np.asarray(m.geom_bodyid), excluded)
     if camera.geomgroup:
         keep &= np.asarray(camera.geomgroup, bool)[np.clip(np.asarray(m.geom_group), 0, mujoco.mjNGROUP - 1)]
-    return np.flatnonzero(keep)
+    if isinstance(colours, np.ndarray):
+        keep &= colours[:, 3] != 0
+    groups = tuple((kind, np.flatnonzero(keep & (kinds == kind))) for kind in intersect.PRIMITIVES)
+    corners, owners = intersect.mesh_triangles(m, np.flatnonzero(keep & (kinds == intersect.MESH)))
+    return VisibleGeoms(tuple((k, ids) for k, ids in groups if ids.size), corners, owners)
 
 
-def _first_hit(m: mjx.Model, d: mjx.Data, pnt: jax.Array, vec: jax.Array, camera: Camera,
-               cylinders: np.ndarray) -> tuple[jax.Array, jax.Array]:
-    """Distance along the unit ray and id of the first geom it hits (inf and -1 for none)."""
-    dist, geom = mjx.ray(m, d, pnt, vec, camera.geomgroup, True, camera.bodyexclude)
-    dist = jnp.where(geom >= 0, dist, jnp.inf)
-    if cylinders.size == 0:
-        return dist, geom
-    rot = d.geom_xmat[cylinders]
-    local_pnt = jnp.einsum("gji,gj->gi", rot, pnt - d.geom_xpos[cylinders])
-    local_vec = jnp.einsum("gji,j->gi", rot, vec)
-    near = jax.vmap(ray_cylinder)(m.geom_size[cylinders], local_pnt, local_vec)
-    near = jnp.where(m.geom_rgba[cylinders, 3] != 0, near, jnp.inf)
-    k = jnp.argmin(near)
-    closer = near[k] < dist
-    return jnp.where(closer, near[k], dist), jnp.where(closer, jnp.asarray(cylinders)[k], geom)
+_Posed = tuple[tuple[tuple[jax.Array, jax.Array, jax.Array], ...], jax.Array | None]
 
 
-def ray_cylinder(size: jax.Array, pnt: jax.Array, vec: jax.Array) -> jax.Array:
-    """Distance along ``vec`` from ``pnt`` (both in the cylinder's frame) to a cylinder of radius
-    ``size[0]`` and half-height ``size[1]`` about the z axis; inf where the ray misses (MuJoCo's
-    ``mj_rayGeom`` for cylinders, which ``mjx.ray`` lacks)."""
-    radius, half = size[0], size[1]
-    tiny = mujoco.mjMINVAL
-    # the flat ends z = ±half
-    axial = jnp.abs(vec[2]) > tiny
-    t_cap = (jnp.array([-1.0, 1.0]) * half - pnt[2]) / jnp.where(axial, vec[2], 1.0)
-    on_cap = pnt[:2] + t_cap[:, None] * vec[:2]
-    cap_ok = axial & (t_cap >= 0) & (jnp.sum(on_cap**2, axis=-1) <= radius**2)
-    # the round side: |pnt_xy + t vec_xy|² = radius²
-    a = vec[:2] @ vec[:2]
-    b = vec[:2] @ pnt[:2]
-    disc = b * b - a * (pnt[:2] @ pnt[:2] - radius**2)
-    root = jnp.sqrt(jnp.maximum(disc, 0.0))
-    t_side = (-b + jnp.array([-1.0, 1.0]) * root) / jnp.where(a > tiny, a, 1.0)
-    side_ok = (a > tiny) & (disc >= 0) & (t_side >= 0) & (jnp.abs(pnt[2] + t_side * vec[2]) <= half)
-    return jnp.min(jnp.where(jnp.concatenate([cap_ok, side_ok]), jnp.concatenate([t_cap, t_side]), jnp.inf))
+def _in_camera(m: mjx.Model, d: mjx.Data, seen: VisibleGeoms, pos: jax.Array, xmat: jax.Array) -> _Posed:
+    """The geoms in view posed in the camera's frame: ``(p, rot, size)`` per group (as
+    :mod:`crax.vision.intersect` takes them) and the mesh triangles' corners (T, 3, 3) or None."""
+    groups = []
+    for _, ids in seen.groups:
+        gmat = d.geom_xmat[ids]
+        rot = jnp.einsum("gjk,jl->gkl", gmat, xmat)  # geom axes (rows) in the camera's frame
+        p = jnp.einsum("gjk,gj->gk", gmat, pos - d.geom_xpos[ids])
+        groups.append((p, rot, jnp.asarray(m.geom_size)[ids]))
+    corners = None
+    if seen.owners.size:
+        owners, local = np.unique(seen.owners, return_inverse=True)
+        turn = jnp.einsum("jl,gjk->glk", xmat, d.geom_xmat[owners])  # geom to camera
+        shift = (d.geom_xpos[owners] - pos) @ xmat  # the geoms' origins in the camera's frame
+        corners = jnp.einsum("tlk,tck->tcl", turn[local], jnp.asarray(seen.corners)) + shift[local][:, None, :]
+    return tuple(groups), corners
 
 
-def _facing(m: mjx.Model, d: mjx.Data, geom: jax.Array, point: jax.Array, dirs: jax.Array) -> jax.Array:
-    """cos θ (P,) between the outward normal of geom ``geom`` (P,) at world ``point`` (P, 3) and the
-    reversed ray ``-dirs`` (P, 3), clipped at 0; 1 for geom types without an analytic normal."""
-    rot = d.geom_xmat[geom]
-    p = jnp.einsum("pji,pj->pi", rot, point - d.geom_xpos[geom])
-    v = jnp.einsum("pji,pj->pi", rot, dirs)
-    size = jnp.maximum(m.geom_size[geom], mujoco.mjMINVAL)
-    kind = jnp.asarray(m.geom_type)[geom][:, None]
-    x, y, z = p[:, 0:1], p[:, 1:2], p[:, 2:3]
-    zero, one = jnp.zeros_like(x), jnp.ones_like(x)
-    box_axis = jnp.argmax(jnp.abs(p) / size, axis=-1)
-    on_end = jnp.abs(z) / size[:, 1:2] >= jnp.sqrt(x**2 + y**2) / size[:, 0:1]
-    normal = jnp.select(
-        [kind == _PLANE, kind == _SPHERE, kind == _CAPSULE, kind == _ELLIPSOID, kind == _BOX, kind == _CYLINDER],
-        [jnp.concatenate([zero, zero, one], axis=-1),
-         p,
-         jnp.concatenate([x, y, z - jnp.clip(z, -size[:, 1:2], size[:, 1:2])], axis=-1),
-         p / size**2,
-         jax.nn.one_hot(box_axis, 3, dtype=p.dtype) * jnp.sign(p),
-         jnp.where(on_end, jnp.concatenate([zero, zero, jnp.sign(z)], axis=-1), jnp.concatenate([x, y, zero], axis=-1))],
-        -v,
-    )
-    normal = normal / jnp.maximum(jnp.linalg.norm(normal, axis=-1, keepdims=True), mujoco.mjMINVAL)
-    return jnp.maximum(-jnp.sum(normal * v, axis=-1), 0.0)
+def _first_hit(seen: VisibleGeoms, posed: _Posed, shown: jax.Array | None,
+               dirs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Distance along each unit ray ``dirs`` (3, R) (camera frame) to its first hit (inf for none),
+    and the candidate row hit (an index into ``seen.ids``; 0 for none)."""
+    groups, corners = posed
+    ts = [intersect.PRIMITIVES[kind](p, rot, size, dirs) for (kind, _), (p, rot, size) in zip(seen.groups, groups, strict=True)]
+    if corners is not None:
+        ts.append(intersect.triangles(corners, dirs))
+    if not ts:
+        return jnp.full(dirs.shape[1], jnp.inf), jnp.zeros(dirs.shape[1], jnp.int32)
+    t = jnp.concatenate(ts)
+    if shown is not None:  # transparency known only now: hidden, not left out
+        t = jnp.where(shown[:, None], t, jnp.inf)
+    # t (rows, rays) is written by one vectorised loop and read by the argmin and the gather; a
+    # single reduction as its only reader would fuse the cast into the reduction's scalar loop (many
+    # times slower), and nothing else is kept per (row, ray): the normal is found afterwards
+    row = jnp.argmin(t, axis=0).astype(jnp.int32)
+    return jnp.take_along_axis(t, row[None], axis=0, mode="clip")[0], row
+
+
+_ONE_HOT_ROWS = 256
+"""Up to this many candidate rows, a ray takes its row's values by a one-hot matrix product (a
+separate op, whose result XLA keeps, vectorised); beyond, by a gather (a scalar loop, which XLA
+fuses into, and repeats in, every loop that reads the values)."""
+
+
+_TAKE = 0
+
+
+def _take_rows(table: jax.Array, row: jax.Array) -> jax.Array:
+    """``table[row].T`` (F, R) for a table (N, F) of finite values and rows (R,); a row past the end
+    takes zeros (one-hot) or the last row (gather)."""
+    n = table.shape[0]
+    if n > _ONE_HOT_ROWS or _TAKE == 1:
+        return jnp.take(table.T, row, axis=1, mode="clip")
+    if _TAKE == 2:
+        out = jnp.broadcast_to(table[0][:, None], (table.shape[1], row.shape[0]))
+        for i in range(1, n):
+            out = jnp.where(row == i, table[i][:, None], out)
+        return out
+    one_hot = (row[None, :] == jnp.arange(n, dtype=row.dtype)[:, None]).astype(table.dtype)  # (N, R)
+    return jnp.matmul(table.T, one_hot, precision=jax.lax.Precision.HIGHEST)  # exact: one product per entry
+
+
+def _shading_table(seen: VisibleGeoms, posed: _Posed) -> jax.Array | None:
+    """What the normal at a hit needs of the candidate row hit, one row of values per candidate
+    (N, 16), or None if nothing is in view: the camera's position in the geom's frame (3), the
+    geom's axes in the camera's frame (9), its size (3) and its type (1); for a triangle, its unit
+    normal (camera frame) stands in for the size, with no offset and no turn."""
+    groups, corners = posed
+    rows = [jnp.concatenate([p, rot.reshape(-1, 9), size, jnp.full((p.shape[0], 1), kind, p.dtype)], axis=1)
+            for (kind, _), (p, rot, size) in zip(seen.groups, groups, strict=True)]
+    if corners is not None:
+        n = corners.shape[0]
+        frame = jnp.concatenate([jnp.zeros((n, 3)), jnp.broadcast_to(jnp.eye(3).reshape(1, 9), (n, 9))], axis=1)
+        rows.append(jnp.concatenate([frame, intersect.triangle_normals(corners), jnp.full((n, 1), intersect.MESH)], axis=1))
+    return jnp.concatenate(rows).astype(jnp.float32) if rows else None
+
+
+def _facing(kinds: list[int], mine: jax.Array, dist: jax.Array, dirs: jax.Array) -> jax.Array:
+    """cos θ (R,) between the outward normal at each ray's hit and the reversed ray, clipped at 0 (a
+    triangle's normal on the side facing the ray), from the values of the row it hits (16, R; as
+    :func:`_row_table` lays them out) and its distance along ``dirs`` (3, R)."""
+    d = (dirs[0], dirs[1], dirs[2])
+    v = tuple(mine[3 + 3 * k] * d[0] + mine[4 + 3 * k] * d[1] + mine[5 + 3 * k] * d[2] for k in range(3))
+    hit = (mine[0] + dist * v[0], mine[1] + dist * v[1], mine[2] + dist * v[2])
+    size = (mine[12], mine[13], mine[14])
+    kind = mine[15]
+
+    def outward(k: int) -> intersect.Vec:
+        return size if k == intersect.MESH else intersect.normal(k, hit, size)
+
+    normal = outward(kinds[0])
+    for k in kinds[1:]:
+        normal = tuple(jnp.where(kind == k, o, n) for o, n in zip(outward(k), normal, strict=True))
+    length = jnp.sqrt(normal[0] ** 2 + normal[1] ** 2 + normal[2] ** 2)
+    facing = -(normal[0] * v[0] + normal[1] * v[1] + normal[2] * v[2])
+    if intersect.MESH in kinds:  # seen from either side
+        facing = jnp.where(kind == intersect.MESH, jnp.abs(facing), facing)
+    return jnp.maximum(facing * (1 / jnp.maximum(length, mujoco.mjMINVAL)), 0.0)

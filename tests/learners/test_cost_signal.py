@@ -79,6 +79,22 @@ def test_a_chance_constraint_weighs_the_excess_probability_in_units_of_the_bound
     assert float(v) == pytest.approx((0.5 - 0.1) * BOUND / T, rel=1e-6)
 
 
+def test_a_statewise_constraint_bounds_the_mean_largest_step_cost():
+    """v = mean of the window's largest step costs − w; before an episode ends, each env's largest step
+    cost in the rollout."""
+    learner_ = learner(constraint_kind="statewise", step_bound=0.2, cost_window=3)
+    cost = jnp.asarray([[0.0, 0.5], [1.0, 0.1], [0.0, 0.0]])
+    v = learner_.rollout_violation(cost, jnp.zeros((3, 2)), jnp.zeros((3, 2)))
+    assert float(v) == pytest.approx((1.0 + 0.5) / 2 - 0.2)
+    v = learner_.rollout_violation(*rollout([1.0, 0.0, 1.0, 1.0]))  # peaks of 0/1 costs: window [0, 1, 1]
+    assert float(v) == pytest.approx(2 / 3 - 0.2, rel=1e-6)
+
+
+def test_a_statewise_constraint_refuses_per_term_budgets():
+    with pytest.raises(ValueError, match="statewise.*budgets"):
+        tiny(PPOLag.Config, constraint_kind="statewise", budgets=("cost/a=4",))
+
+
 def test_a_constraint_kind_the_learner_cannot_steer_by_names_the_learners_that_can():
     from crax.learners import CPO
     from crax.runs.envs import trainer_for
@@ -87,3 +103,22 @@ def test_a_constraint_kind_the_learner_cannot_steer_by_names_the_learners_that_c
     with pytest.raises(ValueError, match=r"learner 'cpo' bounds expected cost only, not constraint_kind='cvar' .*"
                                          r"learners that do: .*ppo-lag"):
         trainer_for(CPO, tiny(CPO.Config, constraint_kind="cvar"), ToyEnv())
+
+
+def test_a_statewise_run_steers_its_multiplier_by_the_episodes_peak_cost():
+    """Every ToyEnv step costs 1 (hazard below y = −10): each finished episode's largest step cost is 1, so
+    v = 1 − w and the Lagrangian multiplier grows by η_λ·v each iteration (with w = 0.25: 0.75)."""
+    import jax
+
+    from crax.runs.envs import trainer_for
+    from tests.learners.toy_env import ToyEnv
+
+    config = tiny(PPOLag.Config, constraint_kind="statewise", step_bound=0.25, lambda_lr=0.1)
+    trainer = trainer_for(PPOLag, config, ToyEnv(episode_length=4, hazard_y=-10.0))
+    _, metrics = trainer.run(trainer.init(jax.random.key(0)), 3)
+    ended = np.asarray(metrics["episode/count"]) > 0
+    assert ended.any()
+    np.testing.assert_allclose(np.asarray(metrics["episode/cost_peak"])[ended], 1.0)
+    np.testing.assert_allclose(np.asarray(metrics["constraint/violation"]).reshape(-1), 0.75, rtol=1e-6)
+    lam = np.asarray(metrics["multiplier/lagrange"]).reshape(-1)  # after each iteration's step
+    np.testing.assert_allclose(lam, config.lambda_lr * 0.75 * np.arange(1, 4), rtol=1e-5)

@@ -45,7 +45,7 @@ from crax.runs.envs import trainer_for
 from tests.learners.conftest import tiny
 from tests.learners.omnisafe_data import load
 from tests.learners.test_off_policy import small
-from tests.learners.toy_env import ToyEnv
+from tests.learners.toy_env import ToyEnv, TwoActionEnv
 
 DATA = load("baselines")
 BATCH = {k: jnp.asarray(v) for k, v in DATA["batch"].items()}
@@ -238,24 +238,12 @@ def test_budget_taking_baselines_keep_one_multiplier_per_term(cls):
 
 # ---- env adapters on a fixed cost sequence -------------------------------------------------------
 
-class GivenCostEnv(Env):
+class GivenCostEnv(TwoActionEnv):
     """A stub task: reward 1 each step, the cost and the time-limit flag given as the action's two entries
     (OmniSafe's recorder's stub env returns the same sequence)."""
 
     def __init__(self, episode_length: int):
-        self._episode_length = episode_length
-
-    @property
-    def action_size(self) -> int:
-        return 2
-
-    @property
-    def episode_length(self) -> int:
-        return self._episode_length
-
-    @property
-    def dt(self) -> float:
-        return 1.0
+        super().__init__(episode_length, dt=1.0)
 
     def reset(self, key: jax.Array) -> State:
         zero = jnp.zeros((), jnp.float32)

@@ -268,3 +268,22 @@ def test_a_checkpoint_from_before_the_rules_were_components_resumes(tmp_path):
     template["model"]["0"]["rule"]["integral"] = {"value": np.zeros((3,), np.float32)}
     with pytest.raises(ckpt.CheckpointMismatch, match="rule/integral"):
         ckpt.load_checkpoint(tmp_path, template)
+
+
+def test_a_checkpoint_from_before_episode_cost_peak_resumes_with_a_fresh_peak(tmp_path):
+    """A checkpoint written before ``EpisodeStats`` tracked the largest step cost lacks its
+    ``episode/cost_peak`` leaves: they restore as zeros (an episode's start); any other missing leaf is refused."""
+    import numpy as np
+
+    episode = {"cost": np.full((4,), 2.0, np.float32), "cost_peak": np.ones((4,), np.float32)}
+    template = {"env": {"info": {"episode": episode, "autoreset_pool": {"info": {"episode": dict(episode)}}}}}
+    old = {"env": {"info": {"episode": {"cost": np.full((4,), 3.0, np.float32)},
+                            "autoreset_pool": {"info": {"episode": {"cost": np.zeros((4,), np.float32)}}}}}}
+    ckpt.save_checkpoint(tmp_path, old, env_steps=10, iteration=1)
+    restored = ckpt.load_checkpoint(tmp_path, template)["state"]["env"]["info"]
+    np.testing.assert_array_equal(restored["episode"]["cost"], 3.0)
+    np.testing.assert_array_equal(restored["episode"]["cost_peak"], 0.0)
+    np.testing.assert_array_equal(restored["autoreset_pool"]["info"]["episode"]["cost_peak"], 0.0)
+    template["env"]["info"]["episode"]["length"] = np.zeros((4,), np.float32)
+    with pytest.raises(ckpt.CheckpointMismatch, match="episode/length"):
+        ckpt.load_checkpoint(tmp_path, template)

@@ -37,7 +37,8 @@ def one_ppo_lag_iteration() -> dict[str, dict[str, list[float]]]:
 def test_one_ppo_lag_iteration_matches_the_numbers_recorded_before_the_hook():
     pinned = json.loads(PINNED.read_text())
     got = one_ppo_lag_iteration()
-    assert set(got["metrics"]) == set(pinned["metrics"])
+    assert set(got["metrics"]) - set(pinned["metrics"]) == {"episode/cost_peak"}  # logged since the pin
+    assert set(pinned["metrics"]) <= set(got["metrics"])
     assert set(got["model"]) == set(pinned["model"])
     for part in ("metrics", "model"):
         for key, want in pinned[part].items():

@@ -8,20 +8,12 @@ import jax.numpy as jnp
 from crax.core.env import Env, State
 
 
-class ToyEnv(Env):
-    """Point on the torus ``[-1, 1)²``; ``action`` moves it by ``0.1·a`` (wrapping around).
+class TwoActionEnv(Env):
+    """A test env's fixed parts: an action of two entries, ``episode_length`` steps an episode, ``dt`` seconds a step."""
 
-    Reward: diagonal progress ``0.5·(a_x + a_y)``. Cost: 1 while ``y > hazard_y``, so the reward pulls
-    the point through the hazard band and a constrained learner must trade reward for cost (moving
-    along x below the band is safe). Terminates on entering the pit, a disc of radius 0.15 at
-    (−0.6, −0.6); truncates after ``episode_length`` steps. The torus keeps the state distribution
-    bounded, so critics never have to extrapolate to bootstrap a truncated episode.
-    """
-
-    def __init__(self, episode_length: int = 16, hazard_y: float = 0.2, pit_radius: float = 0.15):
+    def __init__(self, episode_length: int, dt: float):
         self._episode_length = episode_length
-        self.hazard_y = hazard_y
-        self.pit_radius = pit_radius
+        self._dt = dt
 
     @property
     def action_size(self) -> int:
@@ -33,7 +25,23 @@ class ToyEnv(Env):
 
     @property
     def dt(self) -> float:
-        return 0.1
+        return self._dt
+
+
+class ToyEnv(TwoActionEnv):
+    """Point on the torus ``[-1, 1)²``; ``action`` moves it by ``0.1·a`` (wrapping around).
+
+    Reward: diagonal progress ``0.5·(a_x + a_y)``. Cost: 1 while ``y > hazard_y``, so the reward pulls
+    the point through the hazard band and a constrained learner must trade reward for cost (moving
+    along x below the band is safe). Terminates on entering the pit, a disc of radius 0.15 at
+    (−0.6, −0.6); truncates after ``episode_length`` steps. The torus keeps the state distribution
+    bounded, so critics never have to extrapolate to bootstrap a truncated episode.
+    """
+
+    def __init__(self, episode_length: int = 16, hazard_y: float = 0.2, pit_radius: float = 0.15):
+        super().__init__(episode_length, dt=0.1)
+        self.hazard_y = hazard_y
+        self.pit_radius = pit_radius
 
     def reset(self, key: jax.Array) -> State:
         pos = jax.random.uniform(key, (2,), minval=-0.5, maxval=0.5)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from crax.core import observation
 from crax.core.params import ranged
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLearner
 from crax.learners.off_policy.losses import objective_loss
-from crax.learners.shared.networks import MLP, Activation
+from crax.learners.shared.encoders import EncoderKind
+from crax.learners.shared.networks import Activation, observation_mlp
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,13 +27,15 @@ class DDPGFields:
 
 
 class DeterministicActor(nnx.Module):
-    """An MLP from the normalized observation to the pre-squash action u."""
+    """An MLP from the normalized observation to the pre-squash action u (on a structured observation,
+    with its own encoder: :func:`~crax.learners.shared.networks.observation_mlp`)."""
 
-    def __init__(self, observation_size: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
-                 activation: Activation = "swish"):
-        self.net = MLP(observation_size, hidden, action_size, rngs=rngs, activation=activation)
+    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
+                 activation: Activation = "swish", encoder: EncoderKind = "nature", encoder_features: int = 256):
+        self.net = observation_mlp(observation, hidden, action_size, rngs=rngs, activation=activation,
+                                   encoder=encoder, encoder_features=encoder_features)
 
-    def __call__(self, x: jax.Array) -> jax.Array:
+    def __call__(self, x: Any) -> jax.Array:
         return self.net(x)
 
 
@@ -52,13 +56,13 @@ class DDPG(OffPolicyLearner):
     config: DDPGFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 1
 
-    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
+    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
         c = self.config
         assert isinstance(c, OffPolicyConfig)
-        self.actor = DeterministicActor(observation_size, action_size, tuple(c.actor_hidden), rngs=rngs,
-                                        activation=c.activation)
+        self.actor = DeterministicActor(observation_spec, action_size, tuple(c.actor_hidden), rngs=rngs,
+                                        activation=c.activation, **self.encoder_options())
 
-    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         loc = self.actor(self.normalize(obs))
         return loc, jnp.full_like(loc, self.config.exploration_noise)
 
@@ -66,7 +70,7 @@ class DDPG(OffPolicyLearner):
         return jnp.tanh(self.actor(x))
 
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return self.deterministic_action(x), jnp.zeros(x.shape[:-1])
+        return self.deterministic_action(x), jnp.zeros(observation.lead_shape(x))
 
     def actor_loss(self, actor, x, key):
         q_r, q_c = self.critics(x, jnp.tanh(actor(x)))

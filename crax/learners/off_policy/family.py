@@ -2,7 +2,9 @@
 multiplier rules), and its config.
 
 A learner holds the actor, one or two reward Q-networks (DDPG one, SAC and TD3 twins) and a cost
-Q-network (one output per budgeted term), their target copies, the observation normalizer and the multiplier state. Its trainer
+Q-network (one output per budgeted term), their target copies, the observation normalizer and the multiplier state
+(on an observation with images, the actor and every Q-network own a convolutional encoder,
+:mod:`crax.learners.shared.encoders`, which their optimizers and the targets' averaging cover). Its trainer
 (:class:`crax.learners.off_policy.trainer.OffPolicyTrainer`) steps hundreds of envs per seed, writes
 their transitions into a replay buffer in device memory and takes ``updates_per_iteration``
 gradient steps on batches drawn from it, all inside one jitted call. Algorithms override hooks:
@@ -28,7 +30,7 @@ targets, losses and gradients against OmniSafe 0.5's own code.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -39,8 +41,9 @@ from crax.core.params import ranged
 from crax.learners.off_policy.losses import cost_target, critic_losses, polyak, reward_target
 from crax.learners.rules import LagrangianFields, PIDFields
 from crax.learners.shared.config import ConstraintConfig, RunConfig
+from crax.learners.shared.encoders import EncoderKind
 from crax.learners.shared.learner import Learner
-from crax.learners.shared.networks import MLP, Activation
+from crax.learners.shared.networks import Activation, observation_mlp
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +77,15 @@ class OffPolicyConfig(ConstraintConfig, RunConfig):
     """Standardize observations with running mean/variance statistics."""
     observation_clip: float = ranged(10.0, gt=0)
     """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
+    encoder: EncoderKind = "nature"
+    """On an observation with images: the convolutional torso each network runs on each image
+    (``nature``: Nature-DQN's; ``impala``: IMPALA's; :mod:`crax.learners.shared.encoders`). Unused on a
+    flat observation."""
+    encoder_features: int = ranged(256, ge=1, integer=True)
+    """On an observation with images: the features each image's torso gives the network's MLP."""
+    frame_stack: int = ranged(1, ge=1, integer=True)
+    """On an observation with images: the last this many frames of each image, stacked along channels
+    (:class:`~crax.learners.shared.frame_stack.FrameStack`); 1: the current frame alone."""
     actor_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
     """Hidden layer sizes of the actor."""
     critic_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
@@ -150,30 +162,39 @@ class OffPolicyPIDFields(PIDFields):
 
 class Critics(nnx.Module):
     """One or two reward Q-networks (``reward_critics``: DDPG one, SAC and TD3 twins) and one cost
-    Q-network (one output per budgeted term), on the normalized observation and the action."""
+    Q-network (one output per budgeted term), on the normalized observation and the action.
 
-    def __init__(self, observation_size: int, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
-                 rngs: nnx.Rngs, reward_critics: int = 2, activation: Activation = "swish"):
+    ``observation`` is a flat observation's size or an observation spec; on a structured observation each
+    Q-network owns an encoder (:func:`~crax.learners.shared.networks.observation_mlp`, ``encoder_options``),
+    and the target copy of the critics copies them, so the Polyak average moves the torsos too."""
+
+    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
+                 rngs: nnx.Rngs, reward_critics: int = 2, activation: Activation = "swish",
+                 encoder_options: dict[str, Any] | None = None):
         if reward_critics not in (1, 2):
             raise ValueError(f"reward_critics must be 1 or 2, not {reward_critics}")
-        din = observation_size + action_size
-        self.reward_q1 = MLP(din, hidden, 1, rngs=rngs, activation=activation)
+        enc = encoder_options or {}
+
+        def q(outputs: int):
+            return observation_mlp(observation, hidden, outputs, rngs=rngs, extra=action_size, activation=activation,
+                                   **enc)
+
+        self.reward_q1 = q(1)
         if reward_critics == 2:
-            self.reward_q2 = MLP(din, hidden, 1, rngs=rngs, activation=activation)
-        self.cost_q = MLP(din, hidden, cost_outputs, rngs=rngs, activation=activation)
+            self.reward_q2 = q(1)
+        self.cost_q = q(cost_outputs)
         self.reward_critics = reward_critics
 
-    def reward(self, x: jax.Array, action: jax.Array) -> jax.Array:
+    def reward(self, x: Any, action: jax.Array) -> jax.Array:
         """The reward Q-values stacked ``(reward_critics, B)``."""
-        xa = jnp.concatenate([x, action], axis=-1)
         nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
-        return jnp.stack([net(xa)[..., 0] for net in nets])
+        return jnp.stack([net(x, action)[..., 0] for net in nets])
 
-    def cost(self, x: jax.Array, action: jax.Array) -> jax.Array:
+    def cost(self, x: Any, action: jax.Array) -> jax.Array:
         """The cost Q-values ``(B, outputs)``."""
-        return self.cost_q(jnp.concatenate([x, action], axis=-1))
+        return self.cost_q(x, action)
 
-    def __call__(self, x: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(self, x: Any, action: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``(q_r, q_c)``: the reward values ``(reward_critics, B)`` and the cost values ``(B, outputs)``."""
         return self.reward(x, action), self.cost(x, action)
 
@@ -224,20 +245,24 @@ class OffPolicyLearner(Learner):
     critics: Critics
     target_critics: Critics
 
-    def __init__(self, config: OffPolicyConfig, observation_size: int, action_size: int, episode_length: int, *,
+    def __init__(self, config: OffPolicyConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
-        self.setup_constraint(config, observation_size, episode_length)
+        """``observation_spec``: one observation's shapes (:attr:`crax.core.env.Env.observation_spec`), or a
+        flat observation's size. On a structured observation the actor and every Q-network own an encoder."""
+        self.setup_constraint(config, observation_spec, episode_length)
         self.action_size = action_size
-        self.build_actor(observation_size, action_size, rngs)
+        self.build_actor(observation_spec, action_size, rngs)
         hidden = tuple(config.critic_hidden)
         cost_outputs = max(1, len(self.cost_terms))
-        self.critics = Critics(observation_size, action_size, hidden, cost_outputs, rngs=rngs,
-                               reward_critics=self.reward_critics, activation=config.activation)
+        self.critics = Critics(observation_spec, action_size, hidden, cost_outputs, rngs=rngs,
+                               reward_critics=self.reward_critics, activation=config.activation,
+                               encoder_options=self.encoder_options())
         self.target_critics = nnx.clone(self.critics)
         self.init_multipliers()
 
-    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
-        """Creates ``self.actor`` (and any target of it)."""
+    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
+        """Creates ``self.actor`` (and any target of it) for observations of ``observation_spec`` (a spec,
+        or a flat observation's size), with :meth:`encoder_options` where they hold images."""
         raise NotImplementedError
 
     def optimizers(self) -> nnx.Dict:

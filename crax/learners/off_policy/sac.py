@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -63,11 +63,11 @@ class SAC(OffPolicyLearner):
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics", "temperature")
     config: SACFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
 
-    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
+    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
         c = self.config
         assert isinstance(c, OffPolicyConfig)
-        self.actor = TanhGaussianActor(observation_size, action_size, tuple(c.actor_hidden), rngs=rngs,
-                                       activation=c.activation)
+        self.actor = TanhGaussianActor(observation_spec, action_size, tuple(c.actor_hidden), rngs=rngs,
+                                       activation=c.activation, **self.encoder_options())
         self.temperature = Temperature(self.config.init_alpha)
 
     @property
@@ -75,7 +75,7 @@ class SAC(OffPolicyLearner):
         target = self.config.target_entropy
         return -float(self.action_size) if target is None else float(target)
 
-    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         return self.actor(self.normalize(obs))
 
     def alpha(self) -> jax.Array:

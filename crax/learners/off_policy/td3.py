@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -50,8 +50,8 @@ class TD3(DDPG):
     config: TD3Fields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 2
 
-    def build_actor(self, observation_size: int, action_size: int, rngs: nnx.Rngs) -> None:
-        super().build_actor(observation_size, action_size, rngs)
+    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
+        super().build_actor(observation_spec, action_size, rngs)
         self.target_actor = nnx.clone(self.actor)
 
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -17,7 +17,9 @@ import jax
 import jax.numpy as jnp
 from flax import nnx, struct
 
+from crax.core import observation
 from crax.core.env import Env
+from crax.core.observation import Observation
 from crax.devices import distributed
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLearner
 from crax.learners.off_policy.replay import ReplayBuffer
@@ -38,7 +40,8 @@ def n_step_transitions(tr: Transition, n: int, discounting: float) -> dict[str, 
     For step t: ``reward`` = Σ_{j<k} γ^j r_{t+j} (and ``cost`` likewise), ``next_obs`` the true next
     observation after step t+k−1 (``final_obs``, so truncated episodes bootstrap from it) and
     ``discount`` = γ^k, 0 if step t+k−1 terminated; k = n, or fewer where the episode ends first or
-    the rollout does (its last steps).
+    the rollout does (its last steps). ``obs`` and ``next_obs`` keep the observation's structure and
+    dtypes (a dict's uint8 images stay uint8).
     """
     length = tr.reward.shape[0]
     termination = tr.done * (1.0 - tr.truncation)
@@ -57,10 +60,12 @@ def n_step_transitions(tr: Transition, n: int, discounting: float) -> dict[str, 
         cost = cost + (weight[(...,) + cost_axes] if cost_axes else weight) * shifted(tr.cost, j)
         last = valid * jnp.maximum(shifted(tr.done, j), float(j == n - 1) * jnp.ones_like(valid))
         last = jnp.where(jnp.arange(length)[:, None] == length - 1 - j, valid, last)  # the rollout ends here
-        next_obs = jnp.where(last[..., None] > 0, shifted(tr.final_obs, j), next_obs)
+        ends = last > 0
+        next_obs = jax.tree.map(lambda f, o, ends=ends: jnp.where(ends.reshape(ends.shape + (1,) * (o.ndim - 2)), f, o),
+                                jax.tree.map(lambda f, j=j: shifted(f, j), tr.final_obs), next_obs)
         discount = jnp.where(last > 0, discounting ** (j + 1) * (1.0 - shifted(termination, j)), discount)
         open_ = open_ * (1.0 - last)
-    flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+    flat = lambda x: jax.tree.map(lambda y: y.reshape((-1, *y.shape[2:])), x)  # noqa: E731
     return {"obs": flat(tr.obs), "action": flat(jnp.tanh(tr.u)), "reward": flat(reward), "cost": flat(cost),
             "next_obs": flat(next_obs), "discount": flat(discount)}
 
@@ -77,14 +82,15 @@ class OffPolicyTrainer(BaseTrainer):
         super().__init__(learner_cls, config, env, devices)
 
     def _build(self, key: jax.Array) -> tuple[OffPolicyLearner, nnx.Dict]:
-        learner = self.learner_cls(self.config, self.observation_size, self.action_size, self.episode_length,
+        learner = self.learner_cls(self.config, self.observation_spec, self.action_size, self.episode_length,
                                    rngs=nnx.Rngs(key))
         return learner, learner.optimizers()
 
-    def _example(self) -> dict[str, jax.Array]:
+    def _example(self) -> dict[str, Any]:
+        """One transition of zeros, shaped and typed as the buffer stores it (images as uint8)."""
         cost_shape = (len(self.cost_terms),) if self.cost_terms else ()
         zero = jnp.zeros((), jnp.float32)
-        obs = jnp.zeros((self.observation_size,), jnp.float32)
+        obs = observation.zeros(self.observation_spec)
         return {"obs": obs, "action": jnp.zeros((self.action_size,), jnp.float32), "reward": zero,
                 "cost": jnp.zeros(cost_shape, jnp.float32), "next_obs": obs, "discount": zero}
 
@@ -94,7 +100,7 @@ class OffPolicyTrainer(BaseTrainer):
         return OffPolicyState(model=ts.model, env=ts.env, key=ts.key, env_steps=ts.env_steps,
                               iteration=ts.iteration, replay=replay)
 
-    def _explore(self, learner: Learner, obs: jax.Array, key: jax.Array, env_steps: jax.Array):
+    def _explore(self, learner: Learner, obs: Observation, key: jax.Array, env_steps: jax.Array):
         u, loc, scale = super()._explore(learner, obs, key, env_steps)
         warm = env_steps < self.config.learning_starts
         random = jax.random.normal(jax.random.fold_in(key, 1), u.shape)
@@ -122,7 +128,7 @@ class OffPolicyTrainer(BaseTrainer):
         c = self.config
         learner, optimizers = nnx.merge(self.graphdef, model)
         if c.normalize_observations:
-            learner.normalizer.update(tr.obs)
+            learner.update_normalizer(tr.obs)
         violation = self.violation(learner, tr)
         learner.multiplier_update(violation)
         replay = replay.insert(n_step_transitions(tr, c.n_step, c.discounting))

@@ -13,10 +13,9 @@ and the actor maximizes (min Q_r − α_T log π − λ Γ)/(1 + λ), λ by the 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
-import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.params import ranged
@@ -24,7 +23,7 @@ from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLagrangian
 from crax.learners.off_policy.losses import gaussian_cvar, nonnegative_variance, variance_loss, variance_target
 from crax.learners.off_policy.sac import SAC, SACFields
 from crax.learners.off_policy.sac_lag import SACLag
-from crax.learners.shared.networks import MLP, Activation
+from crax.learners.shared.networks import Activation, observation_mlp
 
 __all__ = ["WCSAC", "CostVariance", "WCSACConfig", "WCSACFields"]
 
@@ -51,15 +50,17 @@ class WCSACConfig(WCSACFields, OffPolicyLagrangianFields, SACFields, OffPolicyCo
 class CostVariance(nnx.Module):
     """V_c(s, a) ≥ 0, the variance of the cost return: an MLP on the normalized observation and the action,
     one output per budgeted term (as the cost Q-network), through
-    :func:`~crax.learners.off_policy.losses.nonnegative_variance`."""
+    :func:`~crax.learners.off_policy.losses.nonnegative_variance` (on a structured observation, with its
+    own encoder: :func:`~crax.learners.shared.networks.observation_mlp`)."""
 
-    def __init__(self, observation_size: int, action_size: int, hidden: tuple[int, ...], outputs: int, *,
-                 rngs: nnx.Rngs, activation: Activation = "swish"):
-        self.net = MLP(observation_size + action_size, hidden, outputs, rngs=rngs, activation=activation)
+    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], outputs: int, *,
+                 rngs: nnx.Rngs, activation: Activation = "swish", encoder_options: dict[str, Any] | None = None):
+        self.net = observation_mlp(observation, hidden, outputs, rngs=rngs, extra=action_size, activation=activation,
+                                   **(encoder_options or {}))
 
-    def __call__(self, x: jax.Array, action: jax.Array) -> jax.Array:
+    def __call__(self, x: Any, action: jax.Array) -> jax.Array:
         """The variances ``(B, outputs)``."""
-        return nonnegative_variance(self.net(jnp.concatenate([x, action], axis=-1)))
+        return nonnegative_variance(self.net(x, action))
 
 
 class WCSAC(SACLag):
@@ -80,11 +81,12 @@ class WCSAC(SACLag):
     variance: CostVariance
     target_variance: CostVariance
 
-    def __init__(self, config: OffPolicyConfig, observation_size: int, action_size: int, episode_length: int, *,
+    def __init__(self, config: OffPolicyConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
-        super().__init__(config, observation_size, action_size, episode_length, rngs=rngs)
-        self.variance = CostVariance(observation_size, action_size, tuple(config.critic_hidden),
-                                     max(1, len(self.cost_terms)), rngs=rngs, activation=config.activation)
+        super().__init__(config, observation_spec, action_size, episode_length, rngs=rngs)
+        self.variance = CostVariance(observation_spec, action_size, tuple(config.critic_hidden),
+                                     max(1, len(self.cost_terms)), rngs=rngs, activation=config.activation,
+                                     encoder_options=self.encoder_options())
         self.target_variance = nnx.clone(self.variance)
 
     def cost_action(self, x_next: jax.Array, a_next: jax.Array) -> jax.Array:

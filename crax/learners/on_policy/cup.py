@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 from flax import nnx
@@ -69,9 +69,9 @@ class CUP(ConstrainedPPO):
     config: CUPConfig  # the instance of Config that __init__ stores
     supports_budgets: ClassVar[bool] = True
 
-    def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
+    def __init__(self, config: PPOConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
-        super().__init__(config, observation_size, action_size, episode_length, rngs=rngs)
+        super().__init__(config, observation_spec, action_size, episode_length, rngs=rngs)
         self.actor_optimizer = nnx.Optimizer(self.actor, actor_optimizer(config), wrt=nnx.Param)
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:

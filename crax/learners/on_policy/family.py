@@ -1,8 +1,10 @@
 """`ConstrainedPPO`: the learner module that every algorithm subclasses, and its hooks.
 
 A learner is an ``nnx.Module`` holding the actor, the reward and cost critics, the observation
-normalizer and its multiplier state (``Multiplier`` variables). Algorithms subclass it and
-override only hooks:
+normalizer and its multiplier state (``Multiplier`` variables). On an observation with images
+(:mod:`crax.core.observation`) the actor and each critic own a convolutional encoder
+(:mod:`crax.learners.shared.encoders`); every update below then trains each network's encoder with it.
+Algorithms subclass it and override only hooks:
 
 * penalty hooks: :meth:`ConstrainedPPO.advantage` (how ``Â_r`` and ``Â_c`` mix into the advantage
   of the clipped surrogate) or, for objectives that are not a mixed advantage,
@@ -24,15 +26,15 @@ hooks evaluate (clipped surrogate, value regression, P3O's, FOCOPS's and CUP's l
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
-from typing import ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 import jax
 import jax.numpy as jnp
 import optax
 from flax import nnx, struct
 
+from crax.core import observation
 from crax.core.params import ranged
 from crax.learners.on_policy.losses import (
     clip_fraction,
@@ -44,9 +46,10 @@ from crax.learners.on_policy.losses import (
     value_regression,
 )
 from crax.learners.shared.config import ConstraintConfig, RunConfig
+from crax.learners.shared.encoders import EncoderKind
 from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.shared.learner import Learner
-from crax.learners.shared.networks import MLP, Activation, ActorStd, TanhGaussianActor, gaussian_kl
+from crax.learners.shared.networks import Activation, ActorStd, TanhGaussianActor, gaussian_kl, observation_mlp
 from crax.learners.shared.optimizers import GradClip, LrDecay, learner_optimizer
 
 CostAdvantage = Literal["center", "standardize", "none"]
@@ -103,6 +106,15 @@ class PPOConfig(ConstraintConfig, RunConfig):
     """Standardize observations with running mean/variance statistics."""
     observation_clip: float = ranged(10.0, gt=0)
     """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
+    encoder: EncoderKind = "nature"
+    """On an observation with images: the convolutional torso each network runs on each image
+    (``nature``: Nature-DQN's; ``impala``: IMPALA's; :mod:`crax.learners.shared.encoders`). Unused on a
+    flat observation."""
+    encoder_features: int = ranged(256, ge=1, integer=True)
+    """On an observation with images: the features each image's torso gives the network's MLP."""
+    frame_stack: int = ranged(1, ge=1, integer=True)
+    """On an observation with images: the last this many frames of each image, stacked along channels
+    (:class:`~crax.learners.shared.frame_stack.FrameStack`); 1: the current frame alone."""
     actor_hidden: tuple[int, ...] = ranged((32, 32, 32, 32), ge=1, integer=True)
     """Hidden layer sizes of the policy MLP (swish)."""
     critic_hidden: tuple[int, ...] = ranged((256, 256, 256, 256, 256), ge=1, integer=True)
@@ -233,15 +245,18 @@ class ConstrainedPPO(Learner):
     Config: ClassVar[type[PPOConfig]] = PPOConfig
     config: PPOConfig
 
-    def __init__(self, config: PPOConfig, observation_size: int, action_size: int, episode_length: int, *,
+    def __init__(self, config: PPOConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
-        self.setup_constraint(config, observation_size, episode_length)
-        act = config.activation
-        self.actor = TanhGaussianActor(observation_size, action_size, tuple(config.actor_hidden), rngs=rngs,
-                                       activation=act, std=config.actor_std)
-        self.reward_critic = MLP(observation_size, tuple(config.critic_hidden), 1, rngs=rngs, activation=act)
-        self.cost_critic = MLP(observation_size, tuple(config.critic_hidden), max(1, len(self.cost_terms)), rngs=rngs,
-                               activation=act)
+        """``observation_spec``: one observation's shapes (:attr:`crax.core.env.Env.observation_spec`), or a
+        flat observation's size. On a structured observation the actor and each critic own an encoder."""
+        self.setup_constraint(config, observation_spec, episode_length)
+        act, enc = config.activation, self.encoder_options()
+        self.actor = TanhGaussianActor(observation_spec, action_size, tuple(config.actor_hidden), rngs=rngs,
+                                       activation=act, std=config.actor_std, **enc)
+        self.reward_critic = observation_mlp(observation_spec, tuple(config.critic_hidden), 1, rngs=rngs,
+                                             activation=act, **enc)
+        self.cost_critic = observation_mlp(observation_spec, tuple(config.critic_hidden), max(1, len(self.cost_terms)),
+                                           rngs=rngs, activation=act, **enc)
         self.init_multipliers()
 
     # ---- hooks --------------------------------------------------------------------------------
@@ -271,7 +286,7 @@ class ConstrainedPPO(Learner):
             metrics["policy/epochs"] = metrics.pop("epochs")
         return metrics
 
-    def kl_early_stop(self, obs: jax.Array) -> Callable[[nnx.Module], jax.Array] | None:
+    def kl_early_stop(self, obs: Any) -> Callable[[nnx.Module], jax.Array] | None:
         """The ``stop`` of :meth:`minibatch_epochs` for ``target_kl`` (None when it is None): whether the
         mean KL(π_start ‖ π_θ) at ``obs`` exceeds it, π_start the policy now (OmniSafe's
         ``PolicyGradient._update``: KL from the distribution before the epochs, summed over action
@@ -302,7 +317,7 @@ class ConstrainedPPO(Learner):
         passes that ran, and ``epochs`` counts them."""
         c = self.config
         module = self if module is None else module
-        n = samples["obs"].shape[0]
+        n = observation.rows(samples["obs"])
         graphdef, state = nnx.split((module, optimizer))
 
         def sgd_step(state, mb):
@@ -355,7 +370,7 @@ class ConstrainedPPO(Learner):
             return loss, {"loss/value_reward": value_loss_r, "loss/value_cost": value_loss_c}
 
         batch = {"x": self.normalize(mb["obs"]), "target_r": mb["target_r"], "target_c": mb["target_c"]}
-        rows = mb["obs"].shape[0]
+        rows = observation.rows(mb["obs"])
         return chunked_mean(loss, params, batch, rows // self.config.critic_chunk_rows(rows))
 
     def fit_critics(self, optimizer: nnx.Optimizer, samples: dict[str, jax.Array], key: jax.Array) -> dict[str, jax.Array]:
@@ -388,22 +403,22 @@ class ConstrainedPPO(Learner):
 
     # ---- shared pieces ------------------------------------------------------------------------
 
-    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         """Location and scale of the pre-squash Gaussian at raw observations."""
         return self.actor(self.normalize(obs))
 
     def squash(self, u: jax.Array) -> jax.Array:
         return jnp.clip(u, -1.0, 1.0) if self.config.action_squash == "clip" else jnp.tanh(u)
 
-    def values(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def values(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values at raw observations (``obs``'s leading axes flattened and taken in chunks
         of ``critic_chunk`` rows, as the critics' gradient is: :func:`~crax.learners.shared.gradients.chunked_rows`)."""
         x = self.normalize(obs)
-        rows = math.prod(x.shape[:-1])
+        rows = observation.rows(x)
         critics = (self.reward_critic, self.cost_critic)
         return chunked_rows(lambda c: self._critics(critics, c), x, self.config.critic_chunk_rows(rows))
 
-    def _critics(self, critics: tuple[MLP, MLP], x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def _critics(self, critics: tuple[Any, Any], x: Any) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values of ``critics`` (reward, cost) at normalized observations."""
         reward_critic, cost_critic = critics
         cost = cost_critic(x)

@@ -24,6 +24,7 @@ Decisions not fixed by SPEC §5 (recorded here):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from crax.core.env import Env
+from crax.core.observation import Observation
 from crax.devices import distributed
 from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PPOConfig, adam
 from crax.learners.shared.config import EVAL_POLICIES
@@ -80,10 +82,11 @@ def gae(
     return adv, adv + values
 
 
-def next_values(values: Callable[[jax.Array], Any], obs: jax.Array, obs_values: Any, final_obs: jax.Array,
+def next_values(values: Callable[[Any], Any], obs: Observation, obs_values: Any, final_obs: Observation,
                 done: jax.Array, truncation: jax.Array) -> Any:
     """The critics' values at every step's true next observation ``final_obs`` (time-major ``(T, N, ...)``),
-    given ``obs_values``, theirs at the steps' observations ``obs``.
+    given ``obs_values``, theirs at the steps' observations ``obs`` (flat arrays, or dicts of the state
+    vector and images: two observations are equal where every entry is).
 
     Where an env went on, auto-reset makes ``final_obs[t]`` the next step's ``obs[t + 1]``, whose value
     ``obs_values`` holds: it is taken from there wherever the two observations are equal. ``values`` is
@@ -96,19 +99,20 @@ def next_values(values: Callable[[jax.Array], Any], obs: jax.Array, obs_values: 
     t, n = truncation.shape
     rows = t * n
     chunk = min(rows, n + -(-n // 4))
-    differs = jnp.any(final_obs[:-1] != obs[1:], axis=tuple(range(2, obs.ndim)))
+    entries = jax.tree.map(lambda f, o: jnp.any(f[:-1] != o[1:], axis=tuple(range(2, o.ndim))), final_obs, obs)
+    differs = functools.reduce(jnp.logical_or, jax.tree.leaves(entries))
     differs = jnp.concatenate([differs, jnp.ones((1, n), bool)])  # the last step has no next obs
     need = ((truncation > 0) | ((done == 0) & differs)).reshape(rows)
     padded = -(-rows // chunk) * chunk
     order = jnp.nonzero(need, size=padded, fill_value=rows)[0]  # past the end: dropped
     count = jnp.sum(need)
-    flat_obs = final_obs.reshape(rows, *final_obs.shape[2:])
+    flat_obs = jax.tree.map(lambda x: x.reshape(rows, *x.shape[2:]), final_obs)
     shifted = jax.tree.map(lambda v: jnp.concatenate([v[1:], v[-1:]]).reshape(rows, *v.shape[2:]), obs_values)
 
     def chunk_values(carry):
         i, out = carry
         idx = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
-        v = values(flat_obs.at[idx].get(mode="fill", fill_value=0))
+        v = values(jax.tree.map(lambda x: x.at[idx].get(mode="fill", fill_value=0), flat_obs))
         return i + 1, jax.tree.map(lambda o, w: o.at[idx].set(w.astype(o.dtype), mode="drop"), out, v)
 
     _, out = jax.lax.while_loop(lambda c: c[0] * chunk < count, chunk_values, (jnp.int32(0), shifted))
@@ -145,7 +149,7 @@ class Trainer(BaseTrainer):
 
     def _build(self, key: jax.Array) -> tuple[ConstrainedPPO, nnx.Optimizer]:
         c = self.config
-        learner = self.learner_cls(c, self.observation_size, self.action_size, self.episode_length,
+        learner = self.learner_cls(c, self.observation_spec, self.action_size, self.episode_length,
                                    rngs=nnx.Rngs(key))
         return learner, nnx.Optimizer(learner, adam(c), wrt=nnx.Param)
 
@@ -186,7 +190,7 @@ class Trainer(BaseTrainer):
         multiplier step (all on ``learner``, in place), and returns the flat, normalized batch."""
         c = self.config
         if c.normalize_observations:
-            learner.normalizer.update(tr.obs)
+            learner.update_normalizer(tr.obs)
         v_r, v_c = learner.values(tr.obs)
         nv_r, nv_c = next_values(learner.values, tr.obs, (v_r, v_c), tr.final_obs, tr.done, tr.truncation)
         termination = tr.done * (1.0 - tr.truncation)
@@ -199,7 +203,7 @@ class Trainer(BaseTrainer):
         violation = self.violation(learner, tr)
         learner.multiplier_update(violation)
 
-        flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+        flat = lambda x: jax.tree.map(lambda y: y.reshape((-1, *y.shape[2:])), x)  # noqa: E731
         adv_c, cost_scale = normalize_cost(flat(adv_c), c.cost_advantage)
         samples = {
             "obs": flat(tr.obs), "u": flat(tr.u), "logp": flat(tr.logp), "loc": flat(tr.loc),

@@ -5,10 +5,23 @@ iterations by a controller (OmniSafe's ``SimmerAdapter``; :mod:`crax.learners.ru
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
+from crax.core import observation
 from crax.core.env import Env, State, Wrapper
+
+
+def _with_state(obs: Any, state_vector: jax.Array) -> Any:
+    """``obs`` with its state vector replaced (the array itself for a flat observation)."""
+    return {**obs, observation.STATE: state_vector} if observation.is_structured(obs) else state_vector
+
+
+def _without_budget(state: State) -> State:
+    """The wrapped env's state: the observation's state vector without the budget entry appended last."""
+    return state.replace(obs=_with_state(state.obs, observation.state(state.obs)[..., :-1]))
 
 
 def discounted_budget(bound: float | jax.Array, discount: float, horizon: int) -> float | jax.Array:
@@ -24,7 +37,8 @@ class SauteBudget(Wrapper):
     The budget is the discounted equivalent of the episodic bound d over the episode length T
     (docs/SPEC.md section 7, decision 55): ``d_γ = d (1 − γ_b^T) / ((1 − γ_b) T)``, the discounted
     cost of spending d evenly over T steps. The remaining budget is kept normalized, ``z₀ = 1``, and each step
-    ``z ← (z − c/d_γ) / γ_b``; the observation gets ``clip(z, 0, max_budget)`` appended, and the
+    ``z ← (z − c/d_γ) / γ_b``; the observation (its state vector, where it is a dict with images) gets
+    ``clip(z, 0, max_budget)`` appended, and the
     reward is replaced by ``penalty`` on every step where the unclipped ``z`` is negative. The
     true reward and cost stay visible to an inner :class:`EpisodeStats` (wrap it inside this
     wrapper); the unclipped budget is reported in ``metrics["saute/budget"]``.
@@ -48,7 +62,8 @@ class SauteBudget(Wrapper):
 
     def _augment(self, state: State, z: jax.Array) -> State:
         seen = jnp.clip(z, 0.0, self.max_budget)
-        obs = jnp.concatenate([state.obs, seen[..., None].astype(state.obs.dtype)], axis=-1)
+        vector = observation.state(state.obs)
+        obs = _with_state(state.obs, jnp.concatenate([vector, seen[..., None].astype(vector.dtype)], axis=-1))
         return state.replace(
             obs=obs,
             info={**state.info, "saute_budget": z},
@@ -60,7 +75,7 @@ class SauteBudget(Wrapper):
 
     def step(self, state: State, action: jax.Array) -> State:
         z = state.info["saute_budget"]
-        state = self.env.step(state.replace(obs=state.obs[..., :-1]), action)
+        state = self.env.step(_without_budget(state), action)
         z = (z - state.cost / self.discounted_bound) / self.discount
         state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
         return self._augment(state, z)
@@ -82,7 +97,7 @@ class SimmerBudget(SauteBudget):
     def step(self, state: State, action: jax.Array) -> State:
         budget = action[..., -1]
         z = state.info["saute_budget"]
-        state = self.env.step(state.replace(obs=state.obs[..., :-1]), action[..., :-1])
+        state = self.env.step(_without_budget(state), action[..., :-1])
         z = (z - state.cost / budget) / self.discount
         state = state.replace(reward=jnp.where(z < 0, jnp.asarray(self.penalty, state.reward.dtype), state.reward))
         return self._augment(state, z)

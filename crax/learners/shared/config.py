@@ -16,10 +16,11 @@ from crax.core.params import check_fields, ranged
 CostSignal = Literal["rollout", "episodes"]
 """What a learner's constraint signal measures (``cost_signal``)."""
 
-ConstraintKind = Literal["expected", "chance", "cvar"]
+ConstraintKind = Literal["expected", "chance", "cvar", "statewise"]
 CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = get_args(ConstraintKind)
 """What a learner's constraint bounds (``constraint_kind``): the expected episodic cost, the probability
-that an episode's cost exceeds the bound (a chance constraint), or the CVaR of the episodic cost."""
+that an episode's cost exceeds the bound (a chance constraint), the CVaR of the episodic cost, or the
+largest step cost of an episode (a state-wise constraint)."""
 
 EvalPolicy = Literal["stochastic", "deterministic"]
 EVAL_POLICIES: tuple[EvalPolicy, ...] = get_args(EvalPolicy)
@@ -93,14 +94,19 @@ class ConstraintConfig:
     ``chance`` and ``cvar`` constraints estimate their statistic over."""
     constraint_kind: ConstraintKind = "expected"
     """What the constraint bounds: ``expected`` (the mean episodic cost ≤ d), ``chance`` (the probability
-    that an episode's cost exceeds d ≤ ``violation_probability``) or ``cvar`` (the mean of the worst
-    ``cvar_alpha`` fraction of episodic costs ≤ d). ``chance`` and ``cvar`` read the last ``cost_window``
-    finished episodes (whatever ``cost_signal`` says), and need a learner whose multiplier rule takes
-    them (the Lagrangian and PID rules)."""
+    that an episode's cost exceeds d ≤ ``violation_probability``), ``cvar`` (the mean of the worst
+    ``cvar_alpha`` fraction of episodic costs ≤ d) or ``statewise`` (the mean over episodes of the largest
+    step cost ≤ ``step_bound``: every step safe, the episodic budget d unused). ``chance``, ``cvar`` and
+    ``statewise`` read the last ``cost_window`` finished episodes (whatever ``cost_signal`` says), and need
+    a learner whose multiplier rule takes them (the Lagrangian and PID rules)."""
     violation_probability: float = ranged(0.05, gt=0, lt=1)
     """δ of ``constraint_kind="chance"``: the allowed probability that an episode's cost exceeds d."""
     cvar_alpha: float = ranged(0.1, gt=0, lt=1)
     """α of ``constraint_kind="cvar"``: the worst fraction of episodes whose mean cost is bounded."""
+    step_bound: float = ranged(0.0, ge=0)
+    """w of ``constraint_kind="statewise"``: the bound on an episode's largest step cost, its violation
+    v = mean of the window's largest step costs − w, a cost per step as the expected kind's ĉ − d/T is
+    (Safety-Gymnasium's 0/1 costs: the fraction of episodes with a costly step, against w)."""
     early_termination: bool = False
     """End a training episode, with no reward on its last step, once its cost passes ``safety_bound``
     (Sun et al. 2021; OmniSafe's ``EarlyTerminatedAdapter``): any learner; evaluation runs whole episodes."""
@@ -112,6 +118,26 @@ class ConstraintConfig:
     shield_candidates: int = ranged(8, ge=1, integer=True)
     """Alternative actions the shield weighs against a costly one: the zero action, the action halved, the
     action reversed, then fixed Halton points of the action box (only with ``shield_horizon`` > 0)."""
+    safety_layer_steps: int = ranged(0, ge=0, integer=True)
+    """Env steps of uniformly random exploration (all ``safety_layer_envs`` together, rounded up to whole
+    steps of them) that pre-train a safety layer (:class:`crax.learners.shared.safety_layer.SafetyLayer`,
+    Dalal et al. 2018) before training; 0: no safety layer. It fits a linear model of the next step's cost,
+    c(s) + g(s)ᵀa, and projects every action onto those it predicts within ``safety_layer_bound``. Any
+    learner; in training and in evaluation alike (it is part of the deployed policy)."""
+    safety_layer_envs: int = ranged(64, ge=1, integer=True)
+    """Parallel envs of the safety layer's exploration (only with ``safety_layer_steps`` > 0)."""
+    safety_layer_epochs: int = ranged(10, ge=1, integer=True)
+    """Passes of the safety layer's fit over its exploration data."""
+    safety_layer_batch: int = ranged(256, ge=1, integer=True)
+    """Transitions per Adam step of the safety layer's fit (at most all of them)."""
+    safety_layer_lr: float = ranged(1e-3, gt=0)
+    """Adam's learning rate in the safety layer's fit."""
+    safety_layer_hidden: tuple[int, ...] = ranged((64, 64), ge=1, integer=True)
+    """Hidden layers of the safety layer's g(s), an MLP of the flat state; (): g affine in the state."""
+    safety_layer_bound: float = ranged(0.5, ge=0)
+    """C, the safety layer's bound on the predicted step cost c(s) + g(s)ᵀa: an action predicted above it is
+    projected onto it. 0.5 suits indicator costs (Safety-Gymnasium's 0/1): the prediction is then roughly
+    the probability that the next step costs, and the layer acts where that is more likely than not."""
     budgets: tuple[str, ...] = ()
     """Per-constraint budgets, ``cost/<term>=<d>`` each (episodic, like ``safety_bound``): the
     learner then keeps one cost-value output and one multiplier per term, each driven by its own
@@ -122,6 +148,9 @@ class ConstraintConfig:
         if super_post is not None:
             super_post()
         bounds = self.budget_bounds or {"safety_bound": self.safety_bound}
+        if self.constraint_kind == "statewise" and self.budget_bounds:
+            raise ValueError("constraint_kind='statewise' bounds the summed cost's largest step, not per-term "
+                             "budgets: drop budgets, or use constraint_kind expected, chance or cvar with them")
         if self.constraint_kind == "chance" and min(bounds.values()) <= 0:
             raise ValueError("constraint_kind='chance' needs a positive bound (an episode exceeds it or not; its "
                              f"violation is weighed in units of the bound): got {bounds}")
@@ -129,7 +158,7 @@ class ConstraintConfig:
     @property
     def reads_episode_window(self) -> bool:
         """Whether the constraint signal reads the window of the last ``cost_window`` finished episodes:
-        ``cost_signal="episodes"``, or a ``chance`` or ``cvar`` constraint."""
+        ``cost_signal="episodes"``, or a ``chance``, ``cvar`` or ``statewise`` constraint."""
         return self.cost_signal == "episodes" or self.constraint_kind != "expected"
 
     @property

@@ -21,6 +21,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from crax.core import observation
+
 MeanLoss = Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]]
 """``fn(params, batch) -> (loss, metrics)``: the loss and each metric a mean over the batch's rows."""
 
@@ -82,15 +84,18 @@ def _chunked_bwd(fn: MeanLoss, chunks: int, residuals, cotangent):
 _chunked.defvjp(_chunked_fwd, _chunked_bwd)
 
 
-def chunked_rows(fn: Callable[[jax.Array], Any], x: jax.Array, chunk: int) -> Any:
+def chunked_rows(fn: Callable[[Any], Any], x: Any, chunk: int) -> Any:
     """``fn(x)`` for a row-wise ``fn`` (each output row depends on its input row only), computed over
     the rows of ``x``'s leading axes flattened, :func:`chunk_count` equal chunks of at most ``chunk``
-    rows at a time in a ``lax.map``. Every output leaf comes back with ``x``'s leading axes. The same
-    values as ``fn(x)`` up to float rounding; with one chunk it is ``fn(x)`` itself."""
-    lead = x.shape[:-1]
+    rows at a time in a ``lax.map``. ``x`` is an observation: an array whose last axis is a row's, or a
+    dict of the state vector and images (:mod:`crax.core.observation`; the leading axes are the state
+    vector's). Every output leaf comes back with ``x``'s leading axes. The same values as ``fn(x)`` up to
+    float rounding; with one chunk it is ``fn(x)`` itself."""
+    lead = observation.lead_shape(x)
     rows = math.prod(lead)
     chunks = chunk_count(rows, chunk) if rows else 1
     if chunks == 1:
         return fn(x)
-    out = jax.lax.map(fn, x.reshape(chunks, rows // chunks, x.shape[-1]))
+    split = jax.tree.map(lambda v: v.reshape(chunks, rows // chunks, *v.shape[len(lead):]), x)
+    out = jax.lax.map(fn, split)
     return jax.tree.map(lambda y: y.reshape(*lead, *y.shape[2:]), out)

@@ -11,7 +11,11 @@ every family uses the same way:
 * the rule: built by :meth:`Learner.init_multipliers`, stepped by :meth:`Learner.multiplier_update`
   once per training iteration with v, mixed into the loss by :meth:`Learner.mix`, logged by
   :meth:`Learner.multipliers`;
-* environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`;
+* environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`, and
+  :meth:`Learner.learner_env`, the env the learner sees (``wrap_env``, then ``frame_stack``'s stacking);
+* observations: flat, or a dict of the state vector and images (:mod:`crax.core.observation`); the
+  normalizer standardizes the state vector alone (:meth:`Learner.normalize`), each network's own encoder
+  scales the images (:mod:`crax.learners.shared.encoders`);
 * acting: :meth:`Learner.policy` gives the location and scale of the pre-squash Gaussian at raw
   observations; the env receives :meth:`Learner.env_action` of ``loc + scale·ε`` (sampled) or of ``loc``
   (deterministic): :meth:`Learner.squash` (``tanh``, or a clip for the PPO family's
@@ -31,10 +35,13 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from crax.core import observation
 from crax.core.env import Env
 from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier, logged_values
 from crax.learners.shared import risk
 from crax.learners.shared.config import RunConfig
+from crax.learners.shared.encoders import observation_spec
+from crax.learners.shared.frame_stack import FrameStack
 from crax.learners.shared.networks import Normalizer
 
 __all__ = ["ControllerState", "Learner", "Multiplier"]
@@ -92,9 +99,10 @@ class Learner(nnx.Module):
                 names.add(cls.name)
         return sorted(names)
 
-    def setup_constraint(self, config: Any, observation_size: int, episode_length: int) -> None:
+    def setup_constraint(self, config: Any, observation_or_size: Any, episode_length: int) -> None:
         """Stores the config and the episode length, the budgeted terms and the cost shape, and the
-        observation normalizer."""
+        observation normalizer (of the state vector: ``observation_or_size`` is a flat observation's size
+        or an observation spec, :attr:`crax.core.env.Env.observation_spec`)."""
         self.config = config
         self.episode_length = int(episode_length)
         bounds = config.budget_bounds
@@ -102,7 +110,8 @@ class Learner(nnx.Module):
         """The budgeted cost terms, one cost-value output and multiplier entry each (empty: the summed cost)."""
         self.cost_shape = (len(bounds),) if bounds else ()
         """Shape of the cost signal, its violation and every multiplier: ``()`` or ``(K,)``."""
-        self.normalizer = Normalizer(observation_size, clip=config.observation_clip)
+        state_size = observation.state_size(observation_spec(observation_or_size))
+        self.normalizer = Normalizer(state_size, clip=config.observation_clip)
         self.rule = nnx.data(None)  # built by init_multipliers (a learner that overrides it without super() keeps none)
         if config.reads_episode_window:
             self.episode_costs = ControllerState(jnp.zeros((config.cost_window, *self.cost_shape), jnp.float32))
@@ -115,6 +124,16 @@ class Learner(nnx.Module):
         """Environment hook: wraps the single (unbatched, episode-tracked) env. Default: the rule's
         wrapper (:meth:`~crax.learners.rules.ConstraintRule.wrap_env`; unchanged without a rule)."""
         return cls.Rule.wrap_env(env, config) if cls.Rule is not None else env
+
+    @classmethod
+    def learner_env(cls, env: Env, config: Any) -> Env:
+        """The env the learner trains and is evaluated on, from the single episode-tracked env: its
+        :meth:`wrap_env`, then, with ``frame_stack`` k > 1, a :class:`~crax.learners.shared.frame_stack.FrameStack`
+        of the last k images of each camera (applied here, after any learner's own ``wrap_env``, so that
+        every learner stacks alike)."""
+        env = cls.wrap_env(env, config)
+        k = getattr(config, "frame_stack", 1)
+        return FrameStack(env, k) if k > 1 else env
 
     def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
         """Environment hook: the reward the learner optimizes (before reward scaling)."""
@@ -135,7 +154,7 @@ class Learner(nnx.Module):
         rule's mix (the Lagrangian rules: (r − λ c)/(1 + λ)), the reward without a rule."""
         return self.rule.mix(reward, cost) if self.rule is not None else reward
 
-    def policy(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         """Location and scale of the pre-squash Gaussian at raw observations (the family defines it)."""
         raise NotImplementedError(f"{type(self).__qualname__} defines no policy")
 
@@ -160,8 +179,25 @@ class Learner(nnx.Module):
         """A multiplier's value as a constant of the loss."""
         return jax.lax.stop_gradient(variable[...])
 
-    def normalize(self, obs: jax.Array) -> jax.Array:
-        return self.normalizer(obs) if self.config.normalize_observations else obs
+    def normalize(self, obs: Any) -> Any:
+        """The observation the networks take: the state vector standardized by the running normalizer
+        (with ``normalize_observations``), any images as they are (each network's encoder scales them)."""
+        if not self.config.normalize_observations:
+            return obs
+        if observation.is_structured(obs):
+            return {**obs, observation.STATE: self.normalizer(obs[observation.STATE])}
+        return self.normalizer(obs)
+
+    def update_normalizer(self, obs: Any) -> None:
+        """Folds a batch of raw observations (any leading axes) into the normalizer's statistics: of the
+        state vector alone (images are scaled, not standardized)."""
+        self.normalizer.update(observation.state(obs))
+
+    def encoder_options(self) -> dict[str, Any]:
+        """The encoder arguments of :func:`~crax.learners.shared.networks.observation_mlp` from the config
+        (used only where the observation holds images)."""
+        return {"encoder": getattr(self.config, "encoder", "nature"),
+                "encoder_features": getattr(self.config, "encoder_features", 256)}
 
     def bound(self) -> jax.Array:
         """The episodic budget d (per budgeted term: shape :attr:`cost_shape`)."""
@@ -184,7 +220,9 @@ class Learner(nnx.Module):
         ``constraint_kind`` ``chance`` and ``cvar`` read that window whatever ``cost_signal`` is:
         ``cvar`` takes CVaR_α of the window's episode costs for its mean (v = CVaR_α/T − d/T), ``chance``
         the excess of the fraction of episodes over d, v = (P̂(C > d) − δ)·d/T: in units of the bound, so
-        that a multiplier's learning rate means for it what it means for the expected cost."""
+        that a multiplier's learning rate means for it what it means for the expected cost. ``statewise``
+        is given each episode's largest step cost as ``episode_cost``: v = their window mean − w
+        (``step_bound``); before an episode ends, each env's largest step cost in the rollout."""
         mean_step_cost = cost.mean(axis=(0, 1))
         if not self.config.reads_episode_window:
             return self.violation(mean_step_cost)
@@ -202,6 +240,9 @@ class Learner(nnx.Module):
         filled = jnp.minimum(seen, window)
         costs, counted = self.episode_costs[...], jnp.arange(window) < filled
         bound = self.bound()
+        if kind == "statewise":  # episode_cost holds each episode's largest step cost
+            windowed = risk.masked_mean(costs, counted) - self.config.step_bound
+            return jnp.where(filled > 0, windowed, cost.max(axis=0).mean() - self.config.step_bound)
         if kind == "chance":
             excess = risk.exceedance(costs, bound, counted) - self.config.violation_probability
             windowed = excess * bound / self.episode_length

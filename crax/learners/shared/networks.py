@@ -1,14 +1,18 @@
-"""Networks shared by every learner: MLPs, the tanh-squashed Gaussian actor, observation normalizer."""
+"""Networks shared by every learner: MLPs, the tanh-squashed Gaussian actor, observation normalizer, and
+:func:`observation_mlp`, a network on a flat or a structured observation (:mod:`crax.learners.shared.encoders`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
+
+from crax.core import observation
+from crax.learners.shared.encoders import Encoded, Encoder, EncoderKind, observation_spec
 
 
 class NormalizerStat(nnx.Variable):
@@ -47,7 +51,8 @@ softplus of a second head), or one learned log-std per action dimension (``param
 
 
 class MLP(nnx.Module):
-    """Fully connected network with ``activation`` between layers (none after the last)."""
+    """Fully connected network with ``activation`` between layers (none after the last). Called as
+    ``net(x, *extra)``, it runs on ``x`` and any ``extra`` inputs concatenated along the last axis."""
 
     def __init__(self, din: int, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, final_scale: float = 1.0,
                  activation: Activation = "swish"):
@@ -61,11 +66,30 @@ class MLP(nnx.Module):
             last.kernel[...] = last.kernel[...] * final_scale
         self.layers = nnx.List(layers)
 
-    def __call__(self, x: jax.Array) -> jax.Array:
+    def __call__(self, x: jax.Array, *extra: jax.Array) -> jax.Array:
+        if extra:
+            x = jnp.concatenate([x, *extra], axis=-1)
         act = ACTIVATIONS[self.activation]
         for layer in self.layers[:-1]:
             x = act(layer(x))
         return self.layers[-1](x)
+
+
+def observation_mlp(observation_or_size: Any, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, extra: int = 0,
+                    final_scale: float = 1.0, activation: Activation = "swish", encoder: EncoderKind = "nature",
+                    encoder_features: int = 256) -> MLP | Encoded:
+    """A network from an observation (and ``extra`` more inputs) to ``dout`` outputs. For a flat
+    observation (its spec, or its size) the :class:`MLP` on ``size + extra`` inputs, built as ever (the
+    same parameter tree and, from the same ``rngs``, the same numbers); for a structured one an
+    :class:`~crax.learners.shared.encoders.Encoded` network: its own
+    :class:`~crax.learners.shared.encoders.Encoder` (torso ``encoder``, ``encoder_features`` per image)
+    and the MLP on the features. Either is called as ``net(x, *extra)``, ``x`` the normalized observation."""
+    spec = observation_spec(observation_or_size)
+    if not observation.is_structured(spec):
+        return MLP(observation.flat_size(spec) + extra, hidden, dout, rngs=rngs, final_scale=final_scale,
+                   activation=activation)
+    enc = Encoder(spec, encoder, encoder_features, rngs=rngs)
+    return Encoded(enc, MLP(enc.size + extra, hidden, dout, rngs=rngs, final_scale=final_scale, activation=activation))
 
 
 class Normalizer(nnx.Module):
@@ -107,20 +131,25 @@ class TanhGaussianActor(nnx.Module):
     ``exp(log_std)``, one learned parameter per action dim (starting at 1). Log-probabilities and KLs are
     those of ``u``: the tanh Jacobian is the same for the old and the new policy at a stored ``u``, so it
     cancels in every probability ratio and KL.
+
+    ``observation`` is a flat observation's size or an observation spec (:func:`observation_mlp`: on a
+    structured observation ``net`` holds the actor's own encoder, ``encoder`` and ``encoder_features``).
     """
 
-    def __init__(self, obs_size: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs, min_std: float = 1e-3,
-                 activation: Activation = "swish", std: ActorStd = "state"):
+    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
+                 min_std: float = 1e-3, activation: Activation = "swish", std: ActorStd = "state",
+                 encoder: EncoderKind = "nature", encoder_features: int = 256):
         if std not in ("state", "parameter"):
             raise ValueError(f"unknown actor_std {std!r}; the choices are state, parameter")
         self.std = std
         outputs = 2 * action_size if std == "state" else action_size
-        self.net = MLP(obs_size, hidden, outputs, rngs=rngs, final_scale=0.01, activation=activation)
+        self.net = observation_mlp(observation, hidden, outputs, rngs=rngs, final_scale=0.01, activation=activation,
+                                   encoder=encoder, encoder_features=encoder_features)
         if std == "parameter":
             self.log_std = nnx.Param(jnp.zeros((action_size,), jnp.float32))
         self.min_std = min_std
 
-    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(self, obs: Any) -> tuple[jax.Array, jax.Array]:
         if self.std == "parameter":
             loc = self.net(obs)
             return loc, jnp.broadcast_to(jnp.exp(self.log_std[...]), loc.shape)

@@ -23,17 +23,21 @@ import numpy as np
 from flax import nnx, struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from crax.core import observation
 from crax.core.batch import BATCH_AXIS, map_per_env
 from crax.core.early_termination import terminate_early
 from crax.core.env import AutoReset, Env, EpisodeStats, PackedState, State, Vmap
+from crax.core.observation import Observation
 from crax.core.physics import single_device
 from crax.devices import distributed, startup, xla_options
 from crax.learners.shared.config import EVAL_POLICIES
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import gaussian_log_prob
+from crax.learners.shared.safety_layer import safety_layer
 from crax.learners.shared.shield import shield
 
 STEP_COST = "constraint/step_cost"
+_MEANS = ("shield/", "safety_layer/")  # per-step metrics of a wrapper that is part of the policy: averaged
 """Metric of the iteration's mean per-step summed cost; ``constraint/step_cost/cost/<term>`` holds each
 cost term's, logged every iteration (episode sums, ``episode/cost/<term>``, only when episodes end)."""
 
@@ -62,7 +66,7 @@ class TrainState:
 class Transition:
     """One rollout step of every env: what the learner saw, did and got."""
 
-    obs: jax.Array
+    obs: Observation
     u: jax.Array  # the pre-squash action; the env received the learner's env_action(u)
     logp: jax.Array
     loc: jax.Array
@@ -71,7 +75,7 @@ class Transition:
     cost: jax.Array
     done: jax.Array
     truncation: jax.Array
-    final_obs: jax.Array
+    final_obs: Observation
     episode: dict[str, jax.Array]
     events: dict[str, jax.Array]  # ``env/*`` event flags (e.g. non-finite actions), counted per iteration; ``shield/*``, averaged
     step_costs: dict[str, jax.Array]  # the summed cost ("cost") and each ``cost/<term>`` of the step, for logging
@@ -79,7 +83,8 @@ class Transition:
 
 def episode_metrics(tr: Transition) -> dict[str, jax.Array]:
     """The iteration's episode statistics (means over the episodes that ended in it), event counts, the
-    shield's means (``shield/intervened``: the fraction of steps whose action it replaced) and per-step
+    shield's and safety layer's means (``shield/intervened``: the fraction of steps whose action it replaced)
+    and per-step
     costs, as every family logs them."""
     done = tr.episode["done"]
     n_done = done.sum()
@@ -87,7 +92,7 @@ def episode_metrics(tr: Transition) -> dict[str, jax.Array]:
     return {
         **{f"episode/{k}": per_episode(v) for k, v in tr.episode.items() if k != "done"},
         "episode/count": n_done,
-        **{k: v.mean() if k.startswith("shield/") else v.sum() for k, v in tr.events.items()},
+        **{k: v.mean() if k.startswith(_MEANS) else v.sum() for k, v in tr.events.items()},
         **{STEP_COST if k == "cost" else f"{STEP_COST}/{k}": v.mean() for k, v in tr.step_costs.items()},
     }
 
@@ -114,16 +119,20 @@ class BaseTrainer:
         self._check_constraint_kind()
         self.env = env
         tracked = EpisodeStats(PackedState(env))
+        if config.safety_layer_steps > 0:  # so is a safety layer, fitted here on its own exploration
+            tracked = safety_layer(tracked, config, jax.random.fold_in(jax.random.key(config.seed), 0x5afe))
         if config.shield_horizon > 0:  # a shield is part of the policy: training and evaluation step through it
             tracked = shield(tracked, config.shield_horizon, config.shield_candidates)
-        single = learner_cls.wrap_env(tracked, config)
+        single = learner_cls.learner_env(tracked, config)
         # early termination shapes training only: an evaluation judges whole episodes
-        trained = learner_cls.wrap_env(terminate_early(tracked, config.safety_bound), config) if config.early_termination else single
+        trained = (learner_cls.learner_env(terminate_early(tracked, config.safety_bound), config)
+                   if config.early_termination else single)
         # Each batch steps inside the vmap over seeds (flat_env: all seeds' envs as one batch)
         self.train_env = AutoReset(Vmap(trained, config.num_envs))
         self.flat_env = AutoReset(Vmap(trained, config.num_envs * config.num_seeds))
         self.eval_env = Vmap(single, config.eval_envs)
-        self.observation_size = single.observation_size
+        self.observation_spec = single.observation_spec
+        """One observation's shapes as the learner sees it (:mod:`crax.core.observation`)."""
         self.action_size = env.action_size
         self.episode_length = env.episode_length
         self.cost_terms = tuple(config.budget_bounds)
@@ -143,6 +152,11 @@ class BaseTrainer:
         self._run = xla_options.jit(self._run_impl, static_argnums=1, out_shardings=(self.sharding, None))
         self._compiled: dict[int, Any] = {}
         self._eval = xla_options.jit(jax.vmap(self._evaluate_one, axis_name=BATCH_AXIS))
+
+    @property
+    def observation_size(self) -> int:
+        """Size of a flat observation as the learner sees it; a ValueError for a structured one."""
+        return observation.flat_size(self.observation_spec)
 
     # ---- what a family defines ----------------------------------------------------------------
 
@@ -182,7 +196,10 @@ class BaseTrainer:
         """The iteration's constraint violation v from one seed's rollout (:meth:`Learner.rollout_violation`:
         the rollout's mean step cost, or the window of finished episodes' costs)."""
         terms = self.cost_terms
-        episode_cost = jnp.stack([tr.episode[t] for t in terms], axis=-1) if terms else tr.episode["cost"]
+        if self.config.constraint_kind == "statewise":  # each episode's largest step cost
+            episode_cost = tr.episode["cost_peak"]
+        else:
+            episode_cost = jnp.stack([tr.episode[t] for t in terms], axis=-1) if terms else tr.episode["cost"]
         return learner.rollout_violation(tr.cost, episode_cost, tr.episode["done"])
 
     def cost_signal(self, s: State) -> jax.Array:
@@ -252,7 +269,7 @@ class BaseTrainer:
         env_state, tr = self._rollout(state.model, state.env, keys[:, 1], state.env_steps, length)
         return state.replace(env=env_state, key=keys[:, 0]), tr
 
-    def _explore(self, learner: Learner, obs: jax.Array, key: jax.Array,
+    def _explore(self, learner: Learner, obs: Observation, key: jax.Array,
                  env_steps: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         """The pre-squash action a training env receives (as the learner's ``env_action``), with the policy's location and
         scale. Default: a sample of the learner's policy."""
@@ -286,7 +303,7 @@ class BaseTrainer:
                 reward=jax.vmap(reward)(models, ns.reward, ns.cost), cost=self.cost_signal(ns), done=ns.done,
                 truncation=ns.truncation, final_obs=ns.info["final_obs"],
                 episode={k.removeprefix("episode/"): v for k, v in ns.metrics.items() if k.startswith("episode/")},
-                events={k: v for k, v in ns.metrics.items() if k.startswith(("env/", "shield/"))},
+                events={k: v for k, v in ns.metrics.items() if k.startswith(("env/", *_MEANS))},
                 step_costs=step_costs(ns),
             )
             return ns, tr

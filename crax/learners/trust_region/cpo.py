@@ -8,14 +8,8 @@ from typing import ClassVar
 import jax
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import IterationBatch, PPOConfig
-from crax.learners.trust_region.family import (
-    LinearizedConfig,
-    PolicySpace,
-    TrustRegionPPO,
-    cost_checked_step,
-    linearize,
-)
+from crax.learners.on_policy.family import PPOConfig
+from crax.learners.trust_region.family import Linearized, LinearizedConfig, LinearizedPPO
 from crax.learners.trust_region.steps import cpo_direction
 
 
@@ -27,18 +21,15 @@ class CPOConfig(LinearizedConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-class CPO(TrustRegionPPO):
+class CPO(LinearizedPPO):
     """Constrained policy optimization: the closed-form step of the linearized problem
     (:func:`~crax.learners.trust_region.steps.cpo_direction`), then a line search on KL ≤ δ, the cost
     surrogate and (in the feasible cases) the reward surrogate."""
 
     name: ClassVar[str] = "cpo"
     Config: ClassVar[type[PPOConfig]] = CPOConfig
-    config: CPOConfig  # the instance of Config that __init__ stores
 
-    def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        lin = linearize(self, space, batch)
+    def direction(self, lin: Linearized) -> tuple[jax.Array, jax.Array, dict[str, jax.Array]]:
         direction, stats = cpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl,
                                          lin.b @ lin.b)
-        step, search = cost_checked_step(self, space, lin, direction, check_reward=stats["cpo/case"] >= 2)
-        return step, {**search, **stats}
+        return direction, stats["cpo/case"] >= 2, stats

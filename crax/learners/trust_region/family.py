@@ -8,6 +8,8 @@ pure functions in :mod:`crax.learners.trust_region.steps`, all jittable and free
   regresses the critics with the base's value loss, then steps the actor by
   :meth:`TrustRegionPPO.actor_step` (default: TRPO on the advantage the
   :meth:`~crax.learners.on_policy.family.ConstrainedPPO.advantage` hook mixes).
+* :class:`LinearizedPPO`: the base of ``cpo`` and ``pcpo``, whose step is a closed form of the linearized
+  problem (:func:`linearize`), backtracked by :func:`cost_checked_step`.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ class LinearizedConfig(TrustRegionConfig):
 class PolicySpace:
     """The actor as a function of one flat parameter vector θ on one iteration's batch.
 
-    ``theta`` is the actor's current parameters; ``dist(θ)`` the Gaussians at the batch's (normalized)
+    ``theta`` is the actor's current parameters (on an observation with images, its encoder's too: the
+    step moves the whole actor); ``dist(θ)`` the Gaussians at the batch's (normalized)
     observations; the reference policy π_old of the KL and the Fisher is the actor at ``theta`` (after
     this iteration's normalizer update); probability ratios are taken against the rollout policy's
     stored log-probabilities, as in PPO.
@@ -232,3 +235,23 @@ def cost_checked_step(learner: TrustRegionPPO, space: PolicySpace, lin: Lineariz
     change = lin.cost(space.theta + step) - cost_before
     return step, {**stats, "trust_region/cost_surrogate_change": change,
                   "trust_region/constraint_value": lin.c}
+
+
+class LinearizedPPO(TrustRegionPPO):
+    """Base of the learners that step on the linearized constraint c + bᵀΔθ ≤ 0 (CPO, PCPO): the actor's step
+    is the closed-form :meth:`direction` of the iteration's :class:`Linearized` quantities, backtracked by
+    :func:`cost_checked_step`."""
+
+    Config: ClassVar[type[PPOConfig]] = LinearizedConfig
+    config: LinearizedConfig  # the instance of Config that __init__ stores
+
+    def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
+        lin = linearize(self, space, batch)
+        direction, check_reward, stats = self.direction(lin)
+        step, search = cost_checked_step(self, space, lin, direction, check_reward=check_reward)
+        return step, {**search, **stats}
+
+    def direction(self, lin: Linearized) -> tuple[jax.Array, jax.Array | bool, dict[str, jax.Array]]:
+        """Hook: the step's direction, whether the line search also asks the reward surrogate not to fall, and
+        the direction's metrics."""
+        raise NotImplementedError

@@ -8,14 +8,8 @@ from typing import ClassVar
 import jax
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import IterationBatch, PPOConfig
-from crax.learners.trust_region.family import (
-    LinearizedConfig,
-    PolicySpace,
-    TrustRegionPPO,
-    cost_checked_step,
-    linearize,
-)
+from crax.learners.on_policy.family import PPOConfig
+from crax.learners.trust_region.family import Linearized, LinearizedConfig, LinearizedPPO
 from crax.learners.trust_region.steps import pcpo_direction
 
 
@@ -27,17 +21,14 @@ class PCPOConfig(LinearizedConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-class PCPO(TrustRegionPPO):
+class PCPO(LinearizedPPO):
     """Projection-based constrained policy optimization: reward step, KL projection
     (:func:`~crax.learners.trust_region.steps.pcpo_direction`), then a line search on KL ≤ δ and the cost
     surrogate."""
 
     name: ClassVar[str] = "pcpo"
     Config: ClassVar[type[PPOConfig]] = PCPOConfig
-    config: PCPOConfig  # the instance of Config that __init__ stores
 
-    def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
-        lin = linearize(self, space, batch)
+    def direction(self, lin: Linearized) -> tuple[jax.Array, bool, dict[str, jax.Array]]:
         direction, projection = pcpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl)
-        step, search = cost_checked_step(self, space, lin, direction, check_reward=False)
-        return step, {**search, "pcpo/projection": projection}
+        return direction, False, {"pcpo/projection": projection}

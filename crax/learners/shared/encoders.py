@@ -1,0 +1,181 @@
+"""What a network sees of a structured observation: convolutional torsos over its images, their features
+concatenated with the normalized state vector (:mod:`crax.core.observation`).
+
+A network on a dict observation (``{"state": (n,) float32, "<image key>": (H, W, C) uint8, ...}``) is an
+:class:`Encoded` module: an :class:`Encoder`, which runs one torso per image entry on the image scaled to
+[0, 1] (uint8 / 255) and concatenates the torsos' features with the state vector (normalized by the
+learner's running :class:`~crax.learners.shared.networks.Normalizer`, which sees the state vector only),
+then the network's MLP on those features. A network on a flat observation is the plain MLP, with the
+parameter tree and the numbers it always had: :func:`crax.learners.shared.networks.observation_mlp`
+builds either.
+
+Each network (the actor, the reward and cost critics, every off-policy Q-network, their target copies)
+owns its own encoder, as Brax's vision PPO networks each own their CNN: every gradient path the learners
+take (PPO's joint loss, the critics' chunked regression, the trust-region step over the actor's
+parameters, the off-policy actor's and critics' optimizers, the targets' Polyak averaging) covers the
+torso of the network it updates and no other, so none of them routes a shared encoder's gradient.
+
+Torsos (the learner config's ``encoder``):
+
+* ``nature``: the Nature-DQN torso (Mnih et al. 2015), conv 32 8×8 stride 4, 64 4×4 stride 2, 64 3×3
+  stride 1, ReLU after each, with "same" padding so that small images (16×16) keep a feature map;
+* ``impala``: the IMPALA torso (Espeholt et al. 2018), three stacks of a 3×3 conv (16, 32, 32
+  channels), a 3×3 max-pool of stride 2 and two residual blocks, then a ReLU.
+
+Either's last feature map is average-pooled to at most :data:`MAX_CELLS` × :data:`MAX_CELLS` cells
+(64×64 images: 8×8, no pooling; 256×256: 32×32 pooled by 4), flattened, and mapped by a Linear layer
+and a ReLU to ``encoder_features`` features, so the Linear's size stays bounded whatever the image size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from crax.core import observation
+
+EncoderKind = Literal["nature", "impala"]
+"""The convolutional torso a network runs on each image of a structured observation (``encoder``)."""
+
+MAX_CELLS = 8
+"""The last feature map is average-pooled to at most this many cells along each image axis."""
+
+
+def observation_spec(observation_or_size: Any) -> Any:
+    """One observation's shapes from a learner's ``observation`` argument: an observation spec (a
+    ``jax.ShapeDtypeStruct`` or a dict of them, :attr:`crax.core.env.Env.observation_spec`) as it is, or
+    a flat observation's size (an int) as its spec."""
+    if isinstance(observation_or_size, int):
+        return jax.ShapeDtypeStruct((observation_or_size,), jnp.float32)
+    observation.check(observation_or_size)
+    return observation_or_size
+
+
+def _window(cells: int) -> int:
+    """The pooling window (and stride) that takes ``cells`` to at most :data:`MAX_CELLS`."""
+    return max(1, math.ceil(cells / MAX_CELLS))
+
+
+def _pooled(x: jax.Array) -> jax.Array:
+    """``x`` (B, H, W, C) average-pooled to at most :data:`MAX_CELLS` cells along H and W."""
+    window = (_window(x.shape[1]), _window(x.shape[2]))
+    if window == (1, 1):
+        return x
+    return nnx.avg_pool(x, window, strides=window, padding="SAME", count_include_pad=False)
+
+
+def feature_cells(height: int, width: int) -> tuple[int, int]:
+    """The cells of a torso's pooled feature map for an image of ``height`` × ``width``: both torsos
+    divide each side by 8 (rounding up), then the pooling by its window (rounding up)."""
+    cells = (math.ceil(height / 8), math.ceil(width / 8))
+    return tuple(math.ceil(n / _window(n)) for n in cells)  # type: ignore[return-value]
+
+
+class NatureTorso(nnx.Module):
+    """The Nature-DQN convolutions (32 8×8 s4, 64 4×4 s2, 64 3×3 s1, ReLU, "same" padding) on a batch of
+    images ``(B, H, W, channels)`` in [0, 1]: the feature map ``(B, ⌈H/8⌉, ⌈W/8⌉, 64)``."""
+
+    def __init__(self, channels: int, *, rngs: nnx.Rngs):
+        shapes = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+        convs, din = [], channels
+        for dout, kernel, stride in shapes:
+            convs.append(nnx.Conv(din, dout, (kernel, kernel), strides=(stride, stride), padding="SAME", rngs=rngs))
+            din = dout
+        self.convs = nnx.List(convs)
+        self.channels = din
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for conv in self.convs:
+            x = jax.nn.relu(conv(x))
+        return x
+
+
+class ResidualBlock(nnx.Module):
+    """x + conv(relu(conv(relu(x)))), two 3×3 convolutions keeping the channels (IMPALA's)."""
+
+    def __init__(self, channels: int, *, rngs: nnx.Rngs):
+        self.conv0 = nnx.Conv(channels, channels, (3, 3), padding="SAME", rngs=rngs)
+        self.conv1 = nnx.Conv(channels, channels, (3, 3), padding="SAME", rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x + self.conv1(jax.nn.relu(self.conv0(jax.nn.relu(x))))
+
+
+class ImpalaTorso(nnx.Module):
+    """The IMPALA convolutions on a batch of images ``(B, H, W, channels)`` in [0, 1]: three stacks of a
+    3×3 conv, a 3×3 max-pool of stride 2 and two :class:`ResidualBlock`, then a ReLU; the feature map
+    ``(B, ⌈H/8⌉, ⌈W/8⌉, 32)``."""
+
+    def __init__(self, channels: int, *, rngs: nnx.Rngs):
+        convs, blocks, din = [], [], channels
+        for dout in (16, 32, 32):
+            convs.append(nnx.Conv(din, dout, (3, 3), padding="SAME", rngs=rngs))
+            blocks.append(nnx.List([ResidualBlock(dout, rngs=rngs), ResidualBlock(dout, rngs=rngs)]))
+            din = dout
+        self.convs = nnx.List(convs)
+        self.blocks = nnx.List(blocks)
+        self.channels = din
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for conv, blocks in zip(self.convs, self.blocks, strict=True):
+            x = nnx.max_pool(conv(x), (3, 3), strides=(2, 2), padding="SAME")
+            for block in blocks:
+                x = block(x)
+        return jax.nn.relu(x)
+
+
+TORSOS: dict[str, type[NatureTorso] | type[ImpalaTorso]] = {"nature": NatureTorso, "impala": ImpalaTorso}
+
+
+class ImageEncoder(nnx.Module):
+    """One image entry's features: a torso (:data:`TORSOS`) on the image scaled to [0, 1], its feature
+    map pooled to at most :data:`MAX_CELLS` cells a side, flattened, then Linear and ReLU to ``features``.
+    Takes ``(..., H, W, C)`` uint8 with any leading axes; returns ``(..., features)``."""
+
+    def __init__(self, shape: tuple[int, int, int], kind: EncoderKind, features: int, *, rngs: nnx.Rngs):
+        if kind not in TORSOS:
+            raise ValueError(f"unknown encoder {kind!r}; the choices are {', '.join(TORSOS)}")
+        self.torso = TORSOS[kind](shape[-1], rngs=rngs)
+        self.linear = nnx.Linear(math.prod(feature_cells(*shape[:2])) * self.torso.channels, features, rngs=rngs)
+
+    def __call__(self, image: jax.Array) -> jax.Array:
+        lead = image.shape[:-3]
+        x = image.reshape(-1, *image.shape[-3:]).astype(jnp.float32) / 255.0
+        x = _pooled(self.torso(x))
+        x = jax.nn.relu(self.linear(x.reshape(x.shape[0], -1)))
+        return x.reshape(*lead, x.shape[-1])
+
+
+class Encoder(nnx.Module):
+    """A structured observation's features: one :class:`ImageEncoder` per image entry (in key order), their
+    features concatenated with the state vector. ``size`` is the features' length (``features`` per image
+    plus the state's size). Takes the observation with the state already normalized, any leading axes."""
+
+    def __init__(self, spec: dict[str, Any], kind: EncoderKind, features: int, *, rngs: nnx.Rngs):
+        shapes = observation.images(spec)
+        if not shapes:
+            raise ValueError("an Encoder needs an observation with at least one image entry")
+        self.images = nnx.Dict({k: ImageEncoder(tuple(shapes[k].shape), kind, features, rngs=rngs)
+                                for k in sorted(shapes)})
+        self.size = features * len(shapes) + observation.state_size(spec)
+
+    def __call__(self, x: dict[str, jax.Array]) -> jax.Array:
+        parts = [self.images[k](x[k]) for k in sorted(self.images)]
+        return jnp.concatenate([*parts, observation.state(x).astype(jnp.float32)], axis=-1)
+
+
+class Encoded(nnx.Module):
+    """A network on a structured observation: its own :class:`Encoder`, then ``head`` (an
+    :class:`~crax.learners.shared.networks.MLP`) on the encoder's features and any ``extra`` inputs (a
+    Q-network's action), concatenated in that order."""
+
+    def __init__(self, encoder: Encoder, head: Any):
+        self.encoder = encoder
+        self.head = head
+
+    def __call__(self, x: dict[str, jax.Array], *extra: jax.Array) -> jax.Array:
+        return self.head(jnp.concatenate([self.encoder(x), *extra], axis=-1))
