@@ -197,15 +197,17 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
     tiny = ["--num-envs", "8", "--unroll-length", "4", "--batch-size", "4", "--num-minibatches", "4",
             "--num-epochs", "2", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-envs", "4",
             "--num-evals", "0", "--total-steps", "128", "--checkpoint-every", "1"]  # crax eval below evaluates
-    added = ["--constraint", "action_energy:weight=0.05", "--constraint", "tether:radius=1.5", "--sensor", "pose:scale=3"]
+    added = ["--constraint", "action_energy:weight=0.05", "--constraint", "tether:radius=1.5", "--sensor", "pose:scale=3",
+             "--env-param", "episode_length=64"]
     main(["train", "ppo-lag-capped", "--env", "PointCircle1", "--run-dir", str(run_dir), "--no-progress",
           "--lambda-max", "0.5", "--lambda-init", "3.0", "--safety-bound", "0", *tiny, *added])
     config = (run_dir / "config.json").read_text()
     assert '"learner": "ppo-lag-capped"' in config and '"lambda_max": 0.5' in config
     record = json.loads(config)
     assert record["env_kwargs"] == {"constraints": {"action_energy": {"weight": 0.05}, "tether": {"radius": 1.5}},
-                                    "sensors": {"pose": {"scale": 3}}}
+                                    "sensors": {"pose": {"scale": 3}}, "episode_length": 64}
     rebuilt = runs.make_env(record["env"], record["env_kwargs"])  # what eval and --resume build
+    assert rebuilt.episode_length == 64
     assert [c.term for c in rebuilt.suite.constraints][-2:] == ["action_energy", "tether"]
     assert rebuilt.observation_size == crax.make("PointCircle1").observation_size + 4
     assert list((run_dir / "tb" / "seed_0").glob("events.out.tfevents.*"))
@@ -225,6 +227,13 @@ def test_plugin_learner_trains_a_real_env_through_the_cli(tmp_path, capsys):
         main(["train", "ppo-lag", "--env", "PointCircle1", "--run-dir", str(tmp_path / "bad"), "--constraint", "tether:r=1"])
     assert exit_info.value.code == 2 and not (tmp_path / "bad").exists()
     assert "takes no parameter(s) r; its parameters: radius, weight, term" in capsys.readouterr().err
+    for flag, message in [("episode_lenght=64", "unknown parameter(s) episode_lenght for PointCircle1; valid parameters:"),
+                          ("physics=warp", "--env-param physics=...: give it with --physics"),
+                          ("episode_length", "is not FIELD=VALUE")]:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["train", "ppo-lag", "--env", "PointCircle1", "--run-dir", str(tmp_path / "bad"), "--env-param", flag])
+        assert exit_info.value.code == 2 and not (tmp_path / "bad").exists()
+        assert message in capsys.readouterr().err
 
 
 def test_a_collision_mjx_lacks_names_the_geoms(monkeypatch):

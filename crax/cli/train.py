@@ -107,16 +107,28 @@ PHYSICS_FLAG: tuple = (
     dataclasses.field(default="jax"))
 """``--physics`` (:mod:`crax.core.physics`)."""
 
-ENV_FLAGS: tuple = (*COMPONENT_FLAGS, PHYSICS_FLAG)
+ENV_PARAM_FLAG: tuple = (
+    "env_param", Annotated[tyro.conf.UseAppendAction[tuple[str, ...]], tyro.conf.arg(
+        help="Set a task parameter (crax.make's keyword; `crax params ENV` lists them): NAME=VALUE, once per "
+             "parameter, e.g. --env-param vision_size=64. Recorded in the run's env_kwargs.")],
+    dataclasses.field(default=()))
+"""``--env-param`` (a task parameter, :func:`env_kwargs_of`)."""
+
+ENV_FLAGS: tuple = (*COMPONENT_FLAGS, ENV_PARAM_FLAG, PHYSICS_FLAG)
 """Every flag of ``crax train``, ``curriculum`` and ``transfer`` that becomes a ``crax.make`` keyword (:func:`env_kwargs_of`)."""
 
 
 
 def env_kwargs_of(args: Any) -> dict[str, Any] | None:
-    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor``/``--physics`` flags
+    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor``/``--env-param``/``--physics`` flags
     (None when none is given; ``physics`` only when not ``jax``, so a default run records what it did
     before the flag existed). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
     env_kwargs = compose.parse_flags(args.constraint, args.sensor)
+    params = compose.parse_assignments(args.env_param, "--env-param")
+    for name, flag in (("constraints", "--constraint"), ("sensors", "--sensor"), ("physics", "--physics")):
+        if name in params:
+            raise ValueError(f"--env-param {name}=...: give it with {flag}, not --env-param")
+    env_kwargs.update(params)
     check_components_target(args.env, env_kwargs)
     if args.physics != "jax":
         if ":" in args.env:

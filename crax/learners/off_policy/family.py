@@ -40,14 +40,13 @@ from flax import nnx
 from crax.core.params import ranged
 from crax.learners.off_policy.losses import cost_target, critic_losses, polyak, reward_target
 from crax.learners.rules import LagrangianFields, PIDFields
-from crax.learners.shared.config import ConstraintConfig, RunConfig
-from crax.learners.shared.encoders import EncoderKind
+from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import Activation, observation_mlp
 
 
 @dataclasses.dataclass(frozen=True)
-class OffPolicyConfig(ConstraintConfig, RunConfig):
+class OffPolicyConfig(ObservationConfig, ConstraintConfig, RunConfig):
     """The off-policy family's fields, after the run's and the constraint's.
 
     One iteration: each of ``num_envs`` envs per seed steps ``unroll_length`` times (``num_envs ·
@@ -73,19 +72,6 @@ class OffPolicyConfig(ConstraintConfig, RunConfig):
     """Multiplies rewards in the critics' targets (costs are never scaled)."""
     max_grad_norm: float | None = ranged(None, gt=0, optional=True)
     """Global gradient-norm clip of each network's update (> 0); None disables clipping."""
-    normalize_observations: bool = True
-    """Standardize observations with running mean/variance statistics."""
-    observation_clip: float = ranged(10.0, gt=0)
-    """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
-    encoder: EncoderKind = "nature"
-    """On an observation with images: the convolutional torso each network runs on each image
-    (``nature``: Nature-DQN's; ``impala``: IMPALA's; :mod:`crax.learners.shared.encoders`). Unused on a
-    flat observation."""
-    encoder_features: int = ranged(256, ge=1, integer=True)
-    """On an observation with images: the features each image's torso gives the network's MLP."""
-    frame_stack: int = ranged(1, ge=1, integer=True)
-    """On an observation with images: the last this many frames of each image, stacked along channels
-    (:class:`~crax.learners.shared.frame_stack.FrameStack`); 1: the current frame alone."""
     actor_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)
     """Hidden layer sizes of the actor."""
     critic_hidden: tuple[int, ...] = ranged((256, 256), ge=1, integer=True)

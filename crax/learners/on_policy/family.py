@@ -45,8 +45,7 @@ from crax.learners.on_policy.losses import (
     probability_ratio,
     value_regression,
 )
-from crax.learners.shared.config import ConstraintConfig, RunConfig
-from crax.learners.shared.encoders import EncoderKind
+from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
 from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import Activation, ActorStd, TanhGaussianActor, gaussian_kl, observation_mlp
@@ -60,7 +59,7 @@ ActionSquash = Literal["tanh", "clip"]
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig(ConstraintConfig, RunConfig):
+class PPOConfig(ObservationConfig, ConstraintConfig, RunConfig):
     """The PPO family's algorithm fields (defaults: SPEC §5), after the run's (:class:`RunConfig`) and
     the constraint's (:class:`ConstraintConfig`), which every learner family shares.
 
@@ -102,19 +101,6 @@ class PPOConfig(ConstraintConfig, RunConfig):
     critic_l2: float = ranged(0.0, ge=0)
     """Weight of the critics' L2 penalty Σθ² in the value loss, per critic (OmniSafe's ``critic_norm_coef``
     with ``use_critic_norm``)."""
-    normalize_observations: bool = True
-    """Standardize observations with running mean/variance statistics."""
-    observation_clip: float = ranged(10.0, gt=0)
-    """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
-    encoder: EncoderKind = "nature"
-    """On an observation with images: the convolutional torso each network runs on each image
-    (``nature``: Nature-DQN's; ``impala``: IMPALA's; :mod:`crax.learners.shared.encoders`). Unused on a
-    flat observation."""
-    encoder_features: int = ranged(256, ge=1, integer=True)
-    """On an observation with images: the features each image's torso gives the network's MLP."""
-    frame_stack: int = ranged(1, ge=1, integer=True)
-    """On an observation with images: the last this many frames of each image, stacked along channels
-    (:class:`~crax.learners.shared.frame_stack.FrameStack`); 1: the current frame alone."""
     actor_hidden: tuple[int, ...] = ranged((32, 32, 32, 32), ge=1, integer=True)
     """Hidden layer sizes of the policy MLP (swish)."""
     critic_hidden: tuple[int, ...] = ranged((256, 256, 256, 256, 256), ge=1, integer=True)

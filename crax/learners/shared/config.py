@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any, Literal, get_args
 
 from crax.core.params import check_fields, ranged
+from crax.learners.shared.encoders import EncoderKind
 
 CostSignal = Literal["rollout", "episodes"]
 """What a learner's constraint signal measures (``cost_signal``)."""
@@ -77,6 +78,27 @@ def positive_safety_bound() -> Any:
     """``safety_bound``'s field where d must be positive: Saute and Simmer spend their budget in units of d
     (every other learner takes d ≥ 0, :class:`ConstraintConfig`)."""
     return ranged(SAFETY_BOUND, gt=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservationConfig:
+    """How every family's networks read an observation: the state vector's normalizer, and on an
+    observation with images (:mod:`crax.core.observation`) each network's convolutional torso and the
+    frames it sees."""
+
+    normalize_observations: bool = True
+    """Standardize observations with running mean/variance statistics."""
+    observation_clip: float = ranged(10.0, gt=0)
+    """Standardized observations are clipped to ±this (OmniSafe's observation normalizer: 5)."""
+    encoder: EncoderKind = "nature"
+    """On an observation with images: the convolutional torso each network runs on each image
+    (``nature``: Nature-DQN's; ``impala``: IMPALA's; :mod:`crax.learners.shared.encoders`). Unused on a
+    flat observation."""
+    encoder_features: int = ranged(256, ge=1, integer=True)
+    """On an observation with images: the features each image's torso gives the network's MLP."""
+    frame_stack: int = ranged(1, ge=1, integer=True)
+    """On an observation with images: the last this many frames of each image, stacked along channels
+    (:class:`~crax.learners.shared.frame_stack.FrameStack`); 1: the current frame alone."""
 
 
 @dataclasses.dataclass(frozen=True)
