@@ -1,5 +1,6 @@
 """crax.vision.raycast: depth, segmentation and colour images ray cast through mjx.ray, on tiny scenes."""
 
+import dataclasses
 import functools
 import math
 
@@ -216,6 +217,24 @@ def test_casting_in_chunks_gives_the_same_image():
         np.testing.assert_array_equal(chunked[key], value)
 
 
+def test_the_near_plane_hides_what_is_nearer_and_shows_what_is_behind():
+    """A box from 5 to 13 cm under the camera, its top inside a 10 cm near plane, is not seen: the rays
+    through it see the sphere and the floor behind it (as OpenGL clips the box's top face and draws none
+    of its inside, the back faces)."""
+    m, mx, d = scene(f'{DOWN}<geom name="floor" type="plane" size="0 0 1"/>'
+                     '<geom name="near" type="box" size=".5 .5 .04" pos="0 0 2.91"/>'
+                     '<geom name="ball" type="sphere" size=".3" pos="0 0 1"/>')
+    seen = Camera(21, 21, fovy=60, rgb=False, segmentation=True, znear=0.0)
+    clipped = dataclasses.replace(seen, znear=0.1 / float(m.stat.extent))
+    without, near = images(mx, d, seen), images(mx, d, clipped)
+    assert (without["segmentation"] == geom(m, "near")).all()  # the box fills the view
+    np.testing.assert_allclose(without["depth"][10, 10], 0.05, rtol=1e-4)
+    assert not (near["segmentation"] == geom(m, "near")).any()
+    assert near["segmentation"][10, 10] == geom(m, "ball") and near["segmentation"][0, 0] == geom(m, "floor")
+    np.testing.assert_allclose(near["depth"][10, 10], 1.7, rtol=1e-4)
+    np.testing.assert_allclose(near["depth"][0, 0], 3.0, rtol=1e-4)
+
+
 def test_camera_checks_its_settings():
     with pytest.raises(ValueError, match="at least one"):
         Camera(8, 8, rgb=False, depth=False)
@@ -223,6 +242,8 @@ def test_camera_checks_its_settings():
         Camera(8, 8, geomgroup=(1, 0))
     with pytest.raises(ValueError, match="fovy"):
         Camera(8, 8, fovy=180)
+    with pytest.raises(ValueError, match="znear"):
+        Camera(8, 8, znear=60.0)
 
 
 @functools.cache

@@ -19,3 +19,12 @@ AGENT = (0.2, 0.2, 0.22, 1.0)
 """The agent on frames without cost (crax.render; bodies keep their own colours in the model)."""
 COST = (0.95, 0.1, 0.1, 1.0)
 """The agent on frames whose ``state.cost > 0``."""
+
+SAFETY_GYM = {
+    "goal": (0.0, 1.0, 0.0, 0.25), "hazard": (0.0, 0.0, 1.0, 0.25), "vase": (0.0, 1.0, 1.0, 1.0),
+    "pillar": (0.5, 0.5, 1.0, 1.0), "button": (1.0, 0.5, 0.0, 1.0), "gremlin": (0.5, 0.0, 1.0, 1.0),
+    "push_box": (1.0, 1.0, 0.0, 1.0),
+}
+"""Safety-Gymnasium 1.0.0's colours of its objects (``assets/color.py``; the goal at its ``Goal.alpha``,
+0.25), in which crax builds them in Safety-Gymnasium's tasks, so that the Vision ids' images show
+them in Safety-Gymnasium's colours. (Button's goal is drawn at alpha 0.1, as its ``Goal(alpha=0.1)``.)"""

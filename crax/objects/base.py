@@ -28,13 +28,14 @@ class Placeable(nnx.Module):
       keepout: placement clearance radius (other objects keep ``keepout_i + keepout_j`` away).
       collidable: its geoms collide with the agent.
       group: MJCF geom group (its lidar class for the natural lidar).
-      rgba: colour of its geoms, in the model and in renders (built-ins: :mod:`crax.core.palette`).
+      rgba: colour of its geoms, in the model and in renders (built-ins: :mod:`crax.core.palette`); a class
+        attribute that an instance may override (Safety-Gymnasium's goal takes its alpha).
     """
 
     name: ClassVar[str]
     collidable: ClassVar[bool] = False
     group: ClassVar[int] = GROUP_HAZARD
-    rgba: ClassVar[tuple[float, ...]] = palette.HAZARD_ZONE
+    rgba: tuple[float, ...] = palette.HAZARD_ZONE  # the class's colour; an instance may set its own
 
     count: int
     keepout: float

@@ -78,9 +78,11 @@ class SafetyGymPillars(CylinderPillars):
     scene has (not :data:`FRICTIONLESS`). They collide through the same capsule proxy as
     :class:`CylinderPillars` (MJX has no box–cylinder contact; the Point's front box and the push
     box are boxes). Safety-Gymnasium's pillars stop everything, props included (its push box), so
-    their colliders are in the ``WALL`` collision category, which touches agents and props."""
+    their colliders are in the ``WALL`` collision category, which touches agents and props. They
+    are drawn in Safety-Gymnasium's colour (:data:`~crax.core.palette.SAFETY_GYM`)."""
 
     name = "SafetyGymPillars"
+    rgba = palette.SAFETY_GYM["pillar"]
 
     def build(self, spec: mujoco.MjSpec, label: str) -> None:
         super().build(spec, label)

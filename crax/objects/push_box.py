@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 
+from crax.core import palette
 from crax.core.mjx import mjx
 from crax.core.scene import Category, collide_as
 from crax.objects.prop import Prop
@@ -32,6 +33,7 @@ class PushBox(Prop):
     """
 
     name = "PushBox"
+    rgba = palette.SAFETY_GYM["push_box"]
 
     def __init__(self, *, size: float = 0.2, density: float = 0.001, keepout: float = 0.2):
         super().__init__(z=size, keepout=keepout)

@@ -28,7 +28,7 @@ class SafetyGymButtons(Placeable):
     name = "SafetyGymButtons"
     collidable = True
     group = GROUP_GOAL
-    rgba = palette.BUTTON
+    rgba = palette.SAFETY_GYM["button"]
 
     def __init__(self, count: int = 4, *, size: float = 0.1, keepout: float = 0.2):
         self.count = count

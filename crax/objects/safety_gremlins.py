@@ -43,7 +43,7 @@ class SafetyGymGremlins(FreeBoxes):
     name = "SafetyGymGremlins"
     collidable = True
     group = GROUP_HAZARD
-    rgba = palette.GREMLIN
+    rgba = palette.SAFETY_GYM["gremlin"]
 
     def __init__(self, count: int, *, travel: float = 0.35, size: float = 0.1, density: float = 0.001,
                  keepout: float = 0.4):

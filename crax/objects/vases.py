@@ -28,7 +28,7 @@ class Vases(FreeBoxes):
     """
 
     name = "Vases"
-    rgba = palette.VASE
+    rgba = palette.SAFETY_GYM["vase"]
 
     def __init__(self, count: int, *, size: float = 0.1, density: float = 0.001, sink: float = 4e-5,
                  keepout: float = 0.15):

@@ -22,6 +22,9 @@ class Camera:
         whose entry is 0 are not seen. Empty: every group is seen.
       bodyexclude: a body id, or several, whose geoms are not seen (the agent's own body, for a
         camera on it); -1: none.
+      znear: the near plane, in units of the model's extent (MuJoCo's ``visual/map/znear``, default
+        0.01): surfaces nearer than it along the optical axis are not seen, and a ray sees what lies
+        behind them (as MuJoCo's OpenGL renderer clips them).
       zfar: the far plane, in units of the model's extent (MuJoCo's ``visual/map/zfar``, default 50):
         geoms farther along the optical axis are not seen, and a pixel that sees nothing reads this depth.
       background: the RGB colour, in [0, 1], of a pixel that sees nothing.
@@ -37,6 +40,7 @@ class Camera:
     segmentation: bool = False
     geomgroup: tuple[int, ...] = ()
     bodyexclude: int | tuple[int, ...] = -1
+    znear: float = 0.01
     zfar: float = 50.0
     background: tuple[float, float, float] = (0.0, 0.0, 0.0)
     rays_per_chunk: int = 16384
@@ -50,6 +54,8 @@ class Camera:
             raise ValueError("Camera must return at least one of rgb, depth and segmentation")
         if self.geomgroup and len(self.geomgroup) != mujoco.mjNGROUP:
             raise ValueError(f"Camera geomgroup needs {mujoco.mjNGROUP} entries (or none), got {self.geomgroup}")
+        if not 0 <= self.znear < self.zfar:
+            raise ValueError(f"Camera needs 0 <= znear < zfar, got znear {self.znear} and zfar {self.zfar}")
         if self.rays_per_chunk < 1:
             raise ValueError(f"Camera rays_per_chunk must be positive, got {self.rays_per_chunk}")
 

@@ -6,8 +6,10 @@ What a pixel reads (the conventions of MuJoCo's OpenGL renderer where it has one
 - ``depth`` (H, W) float32: z-depth, the hit's distance along the camera's optical axis (not the
   ray's length), as ``mujoco.Renderer`` returns with depth rendering on. A pixel that sees nothing,
   or sees only beyond the far plane, reads the far plane's depth ``camera.zfar * m.stat.extent``
-  (MuJoCo's renderer's far value for the same ``zfar``). There is no near plane: a geom in front of
-  the camera is seen however close.
+  (MuJoCo's renderer's far value for the same ``zfar``). A surface nearer than the near plane, at
+  the depth ``camera.znear * m.stat.extent`` (MuJoCo's renderer's near value), is not seen, and the
+  ray sees what lies behind it: the geom whose surface a ray enters that near is left out for that
+  ray, as OpenGL clips the near side of a closed geom and draws none of its inside (back faces).
 - ``segmentation`` (H, W) int32: the id of the geom seen, -1 where none.
 - ``rgb`` (H, W, 3) uint8: the geom's colour lit by a headlight at the camera (Lambertian):
   ``colour * (AMBIENT + DIFFUSE * cos θ)``, θ the angle between the surface's normal and the way
@@ -75,6 +77,7 @@ def render_at(m: mjx.Model, d: mjx.Data, camera: Camera, pos: jax.Array, xmat: j
     posed = _in_camera(m, d, seen, pos, xmat)
     shown = None if isinstance(colours, np.ndarray) else jnp.asarray(colours)[seen.ids, 3] != 0
     far = jnp.float32(camera.zfar) * m.stat.extent
+    near = jnp.float32(camera.znear) * m.stat.extent if camera.znear > 0 else None
     table = _shading_table(seen, posed) if camera.rgb else None
     kinds = sorted({kind for kind, _ in seen.groups} | ({intersect.MESH} if seen.owners.size else set()))
     row_colours = jnp.asarray(colours)[seen.ids, :3].astype(jnp.float32)
@@ -83,7 +86,7 @@ def render_at(m: mjx.Model, d: mjx.Data, camera: Camera, pos: jax.Array, xmat: j
     def cast(start: int | jax.Array, count: int) -> dict[str, jax.Array]:
         """The outputs of pixels ``start`` to ``start + count`` (row by row), flat."""
         dirs = _rays(camera, start, count)
-        dist, row = _first_hit(seen, posed, shown, dirs)
+        dist, row = _first_hit(seen, posed, shown, dirs, near)
         depth = dist * -dirs[2]
         hit = jnp.isfinite(dist) & (depth <= far)
         out: dict[str, jax.Array] = {}
@@ -208,10 +211,11 @@ def _in_camera(m: mjx.Model, d: mjx.Data, seen: VisibleGeoms, pos: jax.Array, xm
     return tuple(groups), corners
 
 
-def _first_hit(seen: VisibleGeoms, posed: _Posed, shown: jax.Array | None,
-               dirs: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _first_hit(seen: VisibleGeoms, posed: _Posed, shown: jax.Array | None, dirs: jax.Array,
+               near: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
     """Distance along each unit ray ``dirs`` (3, R) (camera frame) to its first hit (inf for none),
-    and the candidate row hit (an index into ``seen.ids``; 0 for none)."""
+    and the candidate row hit (an index into ``seen.ids``; 0 for none). A hit at a z-depth below
+    ``near`` (the near plane; None: none) is no hit, so the ray goes on to the next geom's."""
     groups, corners = posed
     ts = [intersect.PRIMITIVES[kind](p, rot, size, dirs) for (kind, _), (p, rot, size) in zip(seen.groups, groups, strict=True)]
     if corners is not None:
@@ -221,6 +225,8 @@ def _first_hit(seen: VisibleGeoms, posed: _Posed, shown: jax.Array | None,
     t = jnp.concatenate(ts)
     if shown is not None:  # transparency known only now: hidden, not left out
         t = jnp.where(shown[:, None], t, jnp.inf)
+    if near is not None:  # clipped before each ray picks its nearest: it sees past a clipped geom
+        t = jnp.where(t * -dirs[2] < near, jnp.inf, t)
     # t (rows, rays) is written by one vectorised loop and read by the argmin and the gather; a
     # single reduction as its only reader would fuse the cast into the reduction's scalar loop (many
     # times slower), and nothing else is kept per (row, ray): the normal is found afterwards

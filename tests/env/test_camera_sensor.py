@@ -14,11 +14,13 @@ import pytest
 import crax
 from crax.core import observation
 from crax.core.mjx import mjx
-from crax.sensors.camera import CameraSensor
+from crax.sensors.camera import ALL_GROUPS, VISIBLE_GROUPS, CameraSensor
 
 SIZE = 9
 """Odd, so the centre pixel looks along the optical axis."""
 DEPTH_RANGE = 2.0
+NEAR = 0.0144
+"""The near plane given (m): Safety-Gymnasium's on Goal0."""
 
 
 @functools.cache
@@ -26,7 +28,7 @@ def env_and_look(channels: str):
     """SafetyPointGoal0 with a 9×9 camera, and a jitted function rendering it with the agent at the
     origin facing +x and the goal parked far behind it."""
     env = crax.make("SafetyPointGoal0-v0", sensors={"camera": {"width": SIZE, "height": SIZE, "channels": channels,
-                                                               "depth_range": DEPTH_RANGE}})
+                                                               "depth_range": DEPTH_RANGE, "near": NEAR}})
     body, suite = env.body, env.suite
 
     @jax.jit
@@ -72,6 +74,26 @@ def test_the_observation_spec_and_state_vector():
     assert spec[observation.STATE].shape == plain.observation_spec.shape  # the camera adds nothing to the vector
     with pytest.raises(ValueError, match="observation_spec"):
         _ = env.observation_size
+
+
+def test_near_plane_and_geom_groups():
+    """The near plane given in metres, 1 cm by default, or the model's own (None); the geom groups given, or
+    MuJoCo's default ones."""
+    env, _ = env_and_look("depth")
+    sensor = next(s for s in env.suite.sensors if isinstance(s, CameraSensor))
+    m = env.mj_model
+    assert sensor.settings.znear * m.stat.extent == pytest.approx(NEAR)
+    assert sensor.settings.geomgroup == VISIBLE_GROUPS
+    default = CameraSensor(SIZE, SIZE, geomgroup=ALL_GROUPS)
+    default.bind(m)
+    assert default.settings.znear * m.stat.extent == pytest.approx(0.01) and default.settings.geomgroup == ALL_GROUPS
+    own = CameraSensor(SIZE, SIZE, near=None)
+    own.bind(m)
+    assert own.settings.znear == pytest.approx(m.vis.map.znear)
+    with pytest.raises(ValueError, match="near"):
+        crax.make("SafetyPointGoal0-v0", sensors={"camera": {"near": -0.1}})
+    with pytest.raises(ValueError, match="geomgroup"):
+        CameraSensor(geomgroup=(1, 1, 1))
 
 
 def test_bad_camera_input_names_the_choices():

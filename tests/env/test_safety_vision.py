@@ -1,6 +1,7 @@
 """Safety-Gymnasium's 110 Vision ids (crax.suites.safety_gym.vision) against the spaces and cameras
 Safety-Gymnasium 1.0.0 reports (tests/data/safety_gym_vision_reference.json, recorded by
-tools/safety_gymnasium/sg_vision_reference.py)."""
+tools/safety_gymnasium/sg_vision_reference.py) and its models' extents (tests/data/safety_gym_vision_near.json,
+tools/safety_gymnasium/sg_vision_near.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 
 import crax
 from crax.gymnasium.env import CraxEnv
-from crax.suites.safety_gym.vision import VISION_KEY
+from crax.suites.safety_gym.vision import EXTENT, FLOOR_SIZE, VISION_KEY, VISION_SUITES
 
 REFERENCE = json.loads((pathlib.Path(__file__).parents[1] / "data" / "safety_gym_vision_reference.json").read_text())
+NEAR = json.loads((pathlib.Path(__file__).parents[1] / "data" / "safety_gym_vision_near.json").read_text())
 IDS = sorted(REFERENCE["ids"])
 
 
@@ -76,3 +78,27 @@ def test_camera_pose_in_the_agent_body(agent):
     np.testing.assert_allclose(quat * np.sign(quat @ expected), expected, atol=1e-6)
     assert float(m.cam_fovy[cam.id]) == ref["fovy"]
     assert mujoco.mjtCamLight(int(m.cam_mode[cam.id])) == mujoco.mjtCamLight.mjCAMLIGHT_FIXED
+
+
+def test_extents_are_safety_gymnasiums():
+    """Every twin's extent (:data:`EXTENT`) is the median of Safety-Gymnasium's over its recorded resets,
+    to 1 % (its near plane: ``znear`` 0.01 times it); one per task and level."""
+    assert {cls.task: len(cls.levels) for cls in VISION_SUITES} == {task: len(v) for task, v in EXTENT.items()}
+    assert {task: len(v) for task, v in NEAR["tasks"].items()} == {task: len(v) for task, v in EXTENT.items()}
+    for task, levels in NEAR["tasks"].items():
+        for level, recorded in levels.items():
+            assert recorded["znear"] == pytest.approx(0.01)
+            assert EXTENT[task][int(level)] == pytest.approx(recorded["extent"]["median"], rel=0.01), (task, level)
+
+
+@pytest.mark.parametrize("env_id", ["SafetyPointGoal0Vision-v0", "SafetyCarRun0Vision-v0"])
+def test_the_twins_scene_is_safety_gymnasiums(env_id):
+    """A twin's model has Safety-Gymnasium's extent and floor; its camera sees every geom group and
+    nothing nearer than 0.01 extents (Safety-Gymnasium's near plane: 1.4 cm on Goal0, 36 cm on Run)."""
+    env = crax.make(env_id, vision_size=8)
+    m, suite = env.mj_model, env.suite
+    assert m.stat.extent == pytest.approx(EXTENT[suite.task][suite.level])
+    assert m.geom("floor").size[0] == (suite.floor_size if suite.task == "Run" else FLOOR_SIZE)
+    camera = next(s for s in suite.sensors if getattr(s, "key", None) == VISION_KEY)
+    assert camera.settings.geomgroup == (1,) * mujoco.mjNGROUP
+    assert camera.settings.znear * m.stat.extent == pytest.approx(0.01 * EXTENT[suite.task][suite.level])

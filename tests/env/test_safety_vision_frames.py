@@ -6,20 +6,23 @@ Per agent (Point, Car, Doggo, Ant, Racecar) the recording holds a few cases of `
 the agent's qpos, the layout (the goal and three hazards in view, the other hazards and the vase parked
 behind the camera), and per object (``goal``, ``hazard{i}``, ``agent``: the geoms of the agent's bodies)
 its pixel count and centroid in a SIZE×SIZE segmentation render. crax's env of that id, at that
-``vision_size`` and with a second camera sensor on the same camera giving the segmentation channel, is put
-in each recorded state (the agent's qpos, every object's position, MuJoCo's forward pass) and rendered,
-all of an agent's cases in one jitted, vmapped call.
+``vision_size`` and with a second camera sensor on the same camera, seeing the same scene, giving the
+segmentation channel, is put in each recorded state (the agent's qpos, every object's position, MuJoCo's
+forward pass) and rendered, all of an agent's cases in one jitted, vmapped call.
 
 Two comparisons:
 
 - :func:`test_camera_sees_as_safety_gymnasium`: the camera itself (its pose from the agent's body, field
   of view, image size, projection and ray cast: the env's own camera sensor's settings) on the scene
-  Safety-Gymnasium draws: the goal and hazards shaped as Safety-Gymnasium's (:data:`SG_SHAPES`), every
-  geom group shown (its renderer turns every group on), and the geoms crax sees nearer than the near
-  plane left out (:func:`near_plane_clipped`). Every object of every case must match.
+  without the ray cast's near plane, every geom group shown, and the geoms crax sees nearer than
+  Safety-Gymnasium's recorded near plane left out here (:func:`near_plane_clipped`). Every object of
+  every case must match.
 - :func:`test_served_image`: the env as served (its observation, through ``suite.observe``), object kind
-  by kind. Where crax's scene differs from Safety-Gymnasium's the comparison is an ``xfail(strict=True)``
-  saying why (:data:`SERVED_GAPS`); the camera's pose and field of view are not among the reasons.
+  by kind: its goal and hazards shaped as Safety-Gymnasium's (:data:`SG_SHAPES`,
+  :func:`test_goal_and_hazards_have_safety_gymnasiums_shapes`), every geom group seen, and its near plane
+  Safety-Gymnasium's (the model's extent is Safety-Gymnasium's, :data:`crax.suites.safety_gym.vision.EXTENT`;
+  the Racecar's camera sits inside it, 1.35 cm behind its bumper, whose box OpenGL clips and the ray cast
+  leaves out).
 
 Tolerances, from the data. Centroids: :data:`CENTROID_ATOL` px (on Safety-Gymnasium's scene the largest
 difference is 0.27 px: one flipped pixel of a 9-pixel hazard cut by the image's edge; a 0.5 px shift is
@@ -44,7 +47,7 @@ import pytest
 
 import crax
 from crax.sensors.camera import CameraSensor
-from crax.suites.safety_gym.vision import VISION_KEY
+from crax.suites.safety_gym.vision import VISION_KEY, VisionTwin
 from crax.vision import raycast
 from tests import trees
 from tests.env import c_forward
@@ -63,26 +66,11 @@ COUNT_RTOL, COUNT_ATOL = 0.01, 2
 SG_SHAPES = {"goal": (0.15, 0.16), "hazards": (0.01, 0.02)}
 """Safety-Gymnasium 1.0.0's goal and hazards (``assets/geoms/goal.py``, ``hazards.py``), cylinders of
 crax's radii: (half height, height of the centre) in metres. The goal is 0.3 m tall from 1 cm above the
-floor, a hazard 2 cm thick from 1 cm above it; crax's are both 1 cm thick discs lying on the floor."""
+floor, a hazard 2 cm thick from 1 cm above it."""
 
 NEAR_PLANE = {"Racecar": {"agent/bumper"}}
-"""Per agent, the geoms crax's camera sees nearer than Safety-Gymnasium's near plane (which OpenGL clips
-and crax's ray cast, with no near plane, does not): the Racecar's camera sits 1.4 cm behind its front
-bumper's box, inside the 2.9 cm near plane."""
-
-GOAL_HIDDEN = ("crax's goal is in geom group 3, which the camera sensor does not show (VISIBLE_GROUPS: groups "
-               "0-2), and is a 1 cm disc on the floor; Safety-Gymnasium shows every group and its goal is a "
-               "cylinder 0.3 m tall: crax sees no goal pixel where Safety-Gymnasium sees 32 to 280")
-HAZARDS_THIN = ("crax's hazards are 1 cm thick discs on the floor (top at 1 cm), Safety-Gymnasium's 2 cm thick "
-                "cylinders 1 cm above it (top at 3 cm): crax's centroids lie up to 1.4 px off (mostly lower in the "
-                "image), their pixel counts 0.56 to 1.5 times Safety-Gymnasium's (with its shapes they match: "
-                "test_camera_sees_as_safety_gymnasium)")
-BUMPER = ("the Racecar's camera sits inside the near plane of its front bumper; crax's ray cast has no near plane, "
-          "so the bumper fills 3904 of the 4096 pixels and hides everything else (Safety-Gymnasium: no agent pixel)")
-SERVED_GAPS = {("goal", agent): GOAL_HIDDEN for agent in AGENTS} | {("hazards", agent): HAZARDS_THIN for agent in AGENTS}
-SERVED_GAPS |= {("agent", "Racecar"): BUMPER, ("goal", "Racecar"): f"{GOAL_HIDDEN}; {BUMPER}",
-                ("hazards", "Racecar"): f"{HAZARDS_THIN}; {BUMPER}"}
-"""(object kind, agent): why the env as served does not see what Safety-Gymnasium does."""
+"""Per agent, the geoms crax's camera sees nearer than Safety-Gymnasium's near plane when its own is off:
+the Racecar's camera sits 1.35 cm behind its front bumper's box, inside the 2.9 cm near plane."""
 
 
 def cases(agent: str) -> dict:
@@ -94,8 +82,8 @@ def scene(agent: str):
     """The env (``vision`` at the recorded size, and a segmentation camera beside it), and its data and task
     in every recorded case, stacked: the agent's qpos, every object where the case puts it, then
     MuJoCo's forward pass (:mod:`tests.env.c_forward`)."""
-    env = crax.make(f"Safety{agent}Goal1Vision-v0", vision_size=SIZE,
-                    sensors={"camera": {"width": SIZE, "height": SIZE, "channels": "segmentation", "key": SEGMENTATION}})
+    env = crax.make(f"Safety{agent}Goal1Vision-v0", vision_size=SIZE, sensors={"camera": {
+        "width": SIZE, "height": SIZE, "channels": "segmentation", "key": SEGMENTATION, **VisionTwin.camera_view()}})
     suite, body = env.suite, env.body
     _, drawn = suite.init_task(env.mjx_model, env._data0, jax.random.key(0))  # the task's other entries
     qvel = jnp.zeros(body.qvel_adr[1] - body.qvel_adr[0], jnp.float32)
@@ -123,18 +111,12 @@ def served(agent: str) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.cache
 def as_safety_gymnasium(agent: str) -> tuple[np.ndarray, set[str]]:
-    """The geom id each pixel of the env's ``vision`` camera sees in every case, on Safety-Gymnasium's
-    scene: the goal and hazards reshaped and raised as :data:`SG_SHAPES`, every geom group shown, and the
-    bodies of the geoms seen nearer than the near plane left out; and the names of those geoms."""
+    """The geom id each pixel of the env's ``vision`` camera sees in every case, with the ray cast's near
+    plane off, every geom group shown, and the bodies of the geoms seen nearer than Safety-Gymnasium's
+    recorded near plane left out; and the names of those geoms."""
     env, data, _ = scene(agent)
-    m, sensor = env.mj_model, camera_sensor(env, VISION_KEY)
-    size, xpos = np.array(env.mjx_model.geom_size), data.geom_xpos
-    for label, (half, z) in SG_SHAPES.items():
-        ids = object_geoms(env, label)
-        size[ids, 1] = half
-        xpos = xpos.at[:, ids, 2].set(z)  # mocap bodies: the geoms sit at their bodies' positions, unturned
-    model, data = env.mjx_model.replace(geom_size=jnp.asarray(size)), data.replace(geom_xpos=xpos)
-    settings = dataclasses.replace(sensor.settings, rgb=False, depth=True, segmentation=True, geomgroup=())
+    m, sensor, model = env.mj_model, camera_sensor(env, VISION_KEY), env.mjx_model
+    settings = dataclasses.replace(sensor.settings, rgb=False, depth=True, segmentation=True, geomgroup=(), znear=0.0)
 
     def render(settings):
         out = jax.jit(jax.vmap(lambda d: raycast.render(model, d, settings, sensor.camera_id)))(data)
@@ -201,6 +183,26 @@ def mismatches(agent: str, seg: np.ndarray, kinds: tuple[str, ...]) -> list[str]
     return out
 
 
+def test_goal_and_hazards_have_safety_gymnasiums_shapes():
+    """The env's goal and hazards are Safety-Gymnasium's cylinders (:data:`SG_SHAPES`) where the cases put them."""
+    env, data, task = scene("Point")
+    for label, (half, z) in SG_SHAPES.items():
+        ids = object_geoms(env, label)
+        np.testing.assert_allclose(env.mj_model.geom_size[ids, 1], half, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(data.geom_xpos)[:, ids, 2], z, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(data.geom_xpos)[:, ids, :2], np.asarray(task[label]), atol=1e-6)
+
+
+def test_the_near_plane_is_safety_gymnasiums():
+    """The ``vision`` camera's near plane, in metres, is the one Safety-Gymnasium's renderer had on the
+    recorded scenes (to 1 %: it moves with the layout, :data:`crax.suites.safety_gym.vision.EXTENT`),
+    and so is the model's extent."""
+    env, _, _ = scene("Point")
+    near = camera_sensor(env, VISION_KEY).settings.znear * env.mj_model.stat.extent
+    assert near == pytest.approx(REFERENCE["agents"]["Point"]["camera"]["znear"], rel=0.01)
+    assert env.mj_model.stat.extent == pytest.approx(REFERENCE["agents"]["Point"]["camera"]["extent"], rel=0.01)
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_camera_sees_as_safety_gymnasium(agent):
     seg, near = as_safety_gymnasium(agent)
@@ -217,10 +219,7 @@ def test_the_segmentation_is_the_vision_image(agent):
     np.testing.assert_array_equal(rgb.any(axis=-1), seg >= 0)
 
 
-@pytest.mark.parametrize("agent, kind", [
-    pytest.param(agent, kind, marks=[pytest.mark.xfail(strict=True, reason=SERVED_GAPS[kind, agent])]
-                 if (kind, agent) in SERVED_GAPS else [])
-    for agent in AGENTS for kind in ("agent", "hazards", "goal")])
+@pytest.mark.parametrize("agent, kind", [(agent, kind) for agent in AGENTS for kind in ("agent", "hazards", "goal")])
 def test_served_image(agent, kind):
     """The env's own ``vision`` camera, as served, against Safety-Gymnasium's: its own pixels, the hazards', the goal's."""
     assert not mismatches(agent, served(agent)[1], (kind,))

@@ -20,6 +20,7 @@ from crax.objects.base import Placeable
 from crax.objects.free_boxes import FreeBoxes
 from crax.objects.placement import sample_layout
 from crax.objects.push_box import PushBox
+from crax.objects.safety_zones import SafetyGymHazards
 from crax.objects.vases import Vases
 from crax.objects.zones import CylinderZones
 from crax.sensors.lidar import Lidar
@@ -149,9 +150,10 @@ class SafetyGymSuite(NavigationBase):
         return level >= 2
 
     @staticmethod
-    def hazard_zones(count: int, size: float = HAZARD_SIZE, keepout: float = 0.18) -> CylinderZones:
-        """Safety-Gymnasium's hazards: discs of radius ``size`` (0.2), keepout 0.18 (Goal's)."""
-        return CylinderZones(count, size, keepout=keepout)
+    def hazard_zones(count: int, size: float = HAZARD_SIZE, keepout: float = 0.18) -> SafetyGymHazards:
+        """Safety-Gymnasium's hazards: zones of radius ``size`` (0.2), keepout 0.18 (Goal's), drawn as its
+        thin raised cylinders (:class:`~crax.objects.safety_zones.SafetyGymHazards`)."""
+        return SafetyGymHazards(count, size, keepout=keepout)
 
     @staticmethod
     def vases(count: int) -> Vases:

@@ -18,10 +18,13 @@ from crax.costs.events import TaskEvent
 from crax.objects.placement import sample_fitting_layout
 from crax.objects.safety_buttons import SafetyGymButtons
 from crax.objects.safety_gremlins import SafetyGymGremlins
-from crax.objects.zones import GoalZone
+from crax.objects.safety_zones import SafetyGymGoal
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import GOAL_REWARDS, REWARD_CLIP, goal_rewards
+
+BUTTON_GOAL_ALPHA = 0.1
+"""The opacity of the goal drawn on the goal button (Safety-Gymnasium's ``Goal(size=..., alpha=0.1)``)."""
 
 
 class SafetyButton(SafetyGymSuite):
@@ -64,7 +67,7 @@ class SafetyButton(SafetyGymSuite):
         "gremlins": Param(valid=COUNT, doc="number of gremlins", levels={0: 0, 1: 4, 2: 6}),
         "button_size": Param(0.1, POSITIVE, "radius of the buttons (m)"),
         "button_keepout": Param(0.2, POSITIVE, "placement clearance of the buttons (m)"),
-        "goal_size": Param(0.2, POSITIVE, "radius of the goal disc drawn on the goal button (m; shown only)"),
+        "goal_size": Param(0.2, POSITIVE, "radius of the goal cylinder drawn on the goal button (m; shown only)"),
         "goal_keepout": Param(0.4, POSITIVE, "placement clearance of the goal's layout draw (m)"),
         "gremlin_travel": Param(0.35, NON_NEGATIVE, "radius of the gremlins' circles (m)"),
         "gremlin_keepout": Param(0.4, POSITIVE, "placement clearance of the gremlins (m)"),
@@ -85,7 +88,7 @@ class SafetyButton(SafetyGymSuite):
             raise ValueError(f"buttons_constrained must be True or False, got {v.buttons_constrained!r}")
         objects = {
             "buttons": SafetyGymButtons(v.buttons, size=v.button_size, keepout=v.button_keepout),
-            "goal": GoalZone(v.goal_size, keepout=v.goal_keepout),
+            "goal": SafetyGymGoal(v.goal_size, keepout=v.goal_keepout, alpha=BUTTON_GOAL_ALPHA),
             "hazards": self.hazard_zones(v.hazards),
             "gremlins": SafetyGymGremlins(v.gremlins, travel=v.gremlin_travel, keepout=v.gremlin_keepout),
         }

@@ -11,7 +11,7 @@ from crax.bodies.base import Body
 from crax.core.mjx import mjx
 from crax.core.params import COUNT, POSITIVE, REAL, Param, TaskParam
 from crax.objects.placement import sample_layout
-from crax.objects.zones import GoalZone
+from crax.objects.safety_zones import SafetyGymGoal
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 
@@ -70,7 +70,7 @@ class SafetyGoal(SafetyGymSuite):
 
     def __init__(self, body: Body, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
-        objects = {"goal": GoalZone(v.goal_size, keepout=v.goal_keepout), "hazards": self.hazard_zones(v.hazards),
+        objects = {"goal": SafetyGymGoal(v.goal_size, keepout=v.goal_keepout), "hazards": self.hazard_zones(v.hazards),
                    "vases": self.vases(v.vases)}
         self._setup_objects(body, level, objects, v, extent=v.extent, lidar=("goal", "hazards", "vases"))
         self.goal_size = TaskParam(jnp.asarray(v.goal_size, jnp.float32))

@@ -14,7 +14,7 @@ from crax.costs.pillars import PillarContact
 from crax.objects.pillars import SafetyGymPillars
 from crax.objects.placement import sample_layout
 from crax.objects.push_box import PushBox
-from crax.objects.zones import CylinderZones, GoalZone
+from crax.objects.safety_zones import SafetyGymGoal, SafetyGymHazards
 from crax.suites.base import Transition
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS, SafetyGymSuite
 from crax.suites.safety_gym.goal import REWARD_CLIP
@@ -86,8 +86,8 @@ class SafetyPush(SafetyGymSuite):
         agent_box = AGENT_BOX.get(getattr(body, "agent", ""), BOX)
         box = {k: agent_box[k] if getattr(v, f"box_{k}") is None else getattr(v, f"box_{k}") for k in BOX}
         objects = {
-            "goal": GoalZone(v.goal_size, keepout=v.goal_keepout),
-            "hazards": CylinderZones(v.hazards, v.hazard_size, keepout=v.hazard_keepout),
+            "goal": SafetyGymGoal(v.goal_size, keepout=v.goal_keepout),
+            "hazards": SafetyGymHazards(v.hazards, v.hazard_size, keepout=v.hazard_keepout),
             "pillars": SafetyGymPillars(v.pillars, v.pillar_size, v.pillar_height, keepout=v.pillar_keepout),
             "push_box": PushBox(size=box["size"], density=box["density"], keepout=box["keepout"]),
         }

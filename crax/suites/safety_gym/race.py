@@ -13,8 +13,8 @@ from crax.bodies.base import Body
 from crax.core.params import COUNT, NON_NEGATIVE, POSITIVE, Param, TaskParam
 from crax.costs.agent_contacts import AgentContacts
 from crax.objects.placement import sample_layout
+from crax.objects.safety_zones import SafetyGymGoal
 from crax.objects.static_geoms import StaticBox, StaticGeoms
-from crax.objects.zones import GoalZone
 from crax.suites.safety_gym.base import SAFETY_GYM_PARAMS
 from crax.suites.safety_gym.goal import GOAL_REWARDS, SafetyGoal
 
@@ -97,7 +97,7 @@ class SafetyRace(SafetyGoal):
 
     def __init__(self, body: Body, level: int, **overrides: Any):
         v = self.resolve(level, overrides)
-        objects = {"goal": GoalZone(v.goal_size, keepout=v.goal_keepout),
+        objects = {"goal": SafetyGymGoal(v.goal_size, keepout=v.goal_keepout),
                    "hazards": self.hazard_zones(v.hazards, v.hazard_size, v.hazard_keepout)}
         self._setup_objects(body, level, objects, v, extent=0.0, lidar=("goal", "hazards"))
         self.walls = StaticGeoms(race_walls(level))
