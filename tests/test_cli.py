@@ -99,6 +99,13 @@ def test_bench_prints_table(capsys):
     assert ", C MuJoCo " in err
 
 
+def test_bench_refuses_an_unknown_task_parameter_naming_the_valid_ones(capsys):
+    code, _, err = cli(capsys, "bench", "--env", "PointCircle1", "--env-param", "vision_sise=64", "--num-envs", "1")
+    assert code == 2 and "unknown parameter(s) vision_sise for PointCircle1; valid parameters:" in err
+    code, _, err = cli(capsys, "bench", "--env", "PointCircle1", "--env-param", "physics=warp", "--num-envs", "1")
+    assert code == 2 and "give it with --physics" in err
+
+
 def test_bench_says_which_model_its_physics_steps():
     import crax
     from crax.bench import physics_note

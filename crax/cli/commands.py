@@ -87,10 +87,14 @@ class BenchCmd:
     physics: Annotated[Physics, tyro.conf.arg(help=f"{PHYSICS_HELP}.")] = "jax"
     ceiling: bool = True
     """Measure the C MuJoCo ceiling; --no-ceiling skips it (it rolls every env out on the CPU's cores)."""
+    env_param: Annotated[tyro.conf.UseAppendAction[tuple[str, ...]], tyro.conf.arg(
+        help="Set a task parameter: NAME=VALUE, once per parameter (e.g. --env-param vision_size=64).")] = ()
 
     def run(self) -> None:
         import crax
         from crax.bench import bench, check_counts, format_table, physics_note
+        from crax.core import observation
+        from crax.tasks.compose import parse_assignments
         from crax.bench_ceiling import unavailable
 
         if not self.num_envs:
@@ -102,7 +106,10 @@ class BenchCmd:
         if ceiling and (why := unavailable()):
             print(f"crax: no C MuJoCo ceiling: {why}; its columns read '-' (--no-ceiling skips it)", file=sys.stderr)
             ceiling = False
-        env = crax.make(self.env, physics=self.physics)
+        params = parse_assignments(self.env_param, "--env-param")
+        if "physics" in params:
+            raise ValueError("--env-param physics=...: give it with --physics, not --env-param")
+        env = crax.make(self.env, physics=self.physics, **params)
         rows = []
         for n in self.num_envs:
             rows.append(bench(env, n, steps=self.steps, repeats=self.repeats, ceiling=ceiling))
@@ -110,6 +117,10 @@ class BenchCmd:
             c_note = "" if c is None else f", C MuJoCo {c:,.0f}"
             print(f"  N={n}: {rows[-1].env_steps_per_s:,.0f} env steps/s{c_note}", file=sys.stderr, flush=True)
         print(format_table(self.env, rows, self.physics))
+        if images := observation.images(env.observation_spec):
+            shapes = ", ".join(f"{key} {'x'.join(map(str, s.shape))}" for key, s in images.items())
+            print(f"Rendered frames/s ({shapes}; rendering is inside the env step): " + ", ".join(
+                f"N={r.num_envs}: {len(images) * r.env_steps_per_s:,.0f}" for r in rows))
         if note := physics_note(env):
             print(note)
 
