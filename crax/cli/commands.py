@@ -93,9 +93,9 @@ class BenchCmd:
     def run(self) -> None:
         import crax
         from crax.bench import bench, check_counts, format_table, physics_note
+        from crax.bench_ceiling import unavailable
         from crax.core import observation
         from crax.tasks.compose import parse_assignments
-        from crax.bench_ceiling import unavailable
 
         if not self.num_envs:
             raise ValueError("--num-envs needs at least one value, e.g. --num-envs 64 256")
