@@ -95,7 +95,7 @@ class BenchCmd:
         from crax.bench import bench, check_counts, format_table, physics_note
         from crax.bench_ceiling import unavailable
         from crax.core import observation
-        from crax.tasks.compose import parse_assignments
+        from crax.tasks.compose import parse_env_params
 
         if not self.num_envs:
             raise ValueError("--num-envs needs at least one value, e.g. --num-envs 64 256")
@@ -106,10 +106,7 @@ class BenchCmd:
         if ceiling and (why := unavailable()):
             print(f"crax: no C MuJoCo ceiling: {why}; its columns read '-' (--no-ceiling skips it)", file=sys.stderr)
             ceiling = False
-        params = parse_assignments(self.env_param, "--env-param")
-        if "physics" in params:
-            raise ValueError("--env-param physics=...: give it with --physics, not --env-param")
-        env = crax.make(self.env, physics=self.physics, **params)
+        env = crax.make(self.env, physics=self.physics, **parse_env_params(self.env_param))
         rows = []
         for n in self.num_envs:
             rows.append(bench(env, n, steps=self.steps, repeats=self.repeats, ceiling=ceiling))

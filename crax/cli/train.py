@@ -124,11 +124,7 @@ def env_kwargs_of(args: Any) -> dict[str, Any] | None:
     (None when none is given; ``physics`` only when not ``jax``, so a default run records what it did
     before the flag existed). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
     env_kwargs = compose.parse_flags(args.constraint, args.sensor)
-    params = compose.parse_assignments(args.env_param, "--env-param")
-    for name, flag in (("constraints", "--constraint"), ("sensors", "--sensor"), ("physics", "--physics")):
-        if name in params:
-            raise ValueError(f"--env-param {name}=...: give it with {flag}, not --env-param")
-    env_kwargs.update(params)
+    env_kwargs.update(compose.parse_env_params(args.env_param))
     check_components_target(args.env, env_kwargs)
     if args.physics != "jax":
         if ":" in args.env:

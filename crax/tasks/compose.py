@@ -184,6 +184,16 @@ def parse_assignments(texts: Sequence[str], flag: str) -> dict[str, Any]:
     return out
 
 
+def parse_env_params(texts: Sequence[str]) -> dict[str, Any]:
+    """``--env-param NAME=VALUE`` flag values -> ``crax.make`` keywords; ValueError for a keyword that has
+    its own flag (``constraints``, ``sensors``, ``physics``)."""
+    params = parse_assignments(texts, "--env-param")
+    for name, flag in (("constraints", "--constraint"), ("sensors", "--sensor"), ("physics", "--physics")):
+        if name in params:
+            raise ValueError(f"--env-param {name}=...: give it with {flag}, not --env-param")
+    return params
+
+
 def _assign(into: dict[str, Any], item: str, where: str, shape: str, form: str) -> None:
     key, eq, raw = item.partition("=")
     key = key.strip()
