@@ -1,11 +1,11 @@
 """Rendering crax states to images and videos with MuJoCo's offscreen renderer.
 
     import crax, jax
-    from crax import render
+    from crax import render, video
     env = crax.make("PointGoal1")
     states = render.rollout(env, None, jax.random.key(0), 200)     # random actions, stacked States
     frames = render.render(env, states, camera="top")              # (201, 480, 480, 3) uint8
-    render.write_video("episode.mp4", frames, fps=1 / env.dt)
+    video.write_video("episode.mp4", frames, fps=1 / env.dt)
 
 Rendering runs on the host: each frame copies the joint and mocap state of one MJX ``State`` into a
 ``mujoco.MjData`` of a render-only copy of the env's ``MjModel`` and draws it with one cached
@@ -27,12 +27,10 @@ import functools
 import importlib
 import math
 import os
-import subprocess
 import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from crax.core.env import Env, State
 from crax.core.physics_model import PackedData
 from crax.devices import xla_options
 from crax.devices.distributed import is_key
+from crax.video import write_video
 
 CAMERAS = ("track", "top")
 """Valid ``camera`` names: ``track`` follows the agent's torso from behind and above; ``top`` looks
@@ -53,8 +52,6 @@ straight down on the arena (navigation suites) or on the agent (every other suit
 
 GL_BACKENDS = ("egl", "osmesa", "glfw")
 """``MUJOCO_GL`` values this module can load; without ``MUJOCO_GL`` it tries the headless two in order."""
-
-VIDEO_SUFFIXES = (".mp4", ".gif")
 
 AGENT_RGBA = palette.AGENT
 COST_RGBA = palette.COST
@@ -394,70 +391,10 @@ def _head(states: State, end: int) -> State:
     return jax.tree.map(lambda x: x[:end], states)
 
 
-def video_path(path: str | Path) -> Path:
-    """``path`` as a Path; ValueError unless it ends in a suffix of :data:`VIDEO_SUFFIXES` and its
-    folder exists or can be made (checked before any rendering work)."""
-    path = Path(path)
-    if path.suffix.lower() not in VIDEO_SUFFIXES:
-        raise ValueError(f"video path {str(path)!r} must end in one of {', '.join(VIDEO_SUFFIXES)}")
-    if path.is_dir():
-        raise ValueError(f"video path {str(path)!r} is a folder; give a file name ending in "
-                         f"{' or '.join(VIDEO_SUFFIXES)}")
-    for folder in path.parents:
-        if folder.exists():
-            if not folder.is_dir():
-                raise ValueError(f"cannot write the video {str(path)!r}: {str(folder)!r} is a file, not a folder")
-            break
-    return path
-
-
-def write_video(path: str | Path, frames: np.ndarray, fps: float) -> Path:
-    """Writes ``frames`` (T, H, W, 3) uint8 to ``path`` (``.mp4``: H.264 through the ffmpeg that
-    imageio-ffmpeg ships; ``.gif``). Odd sizes are padded by one edge pixel (H.264 needs even ones).
-    Returns the path."""
-    path = video_path(path)
-    frames = np.asarray(frames)
-    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.shape[0] < 1 or frames.dtype != np.uint8:
-        raise ValueError(f"frames must be a (T, H, W, 3) uint8 array with T >= 1, got {frames.dtype} {frames.shape}")
-    if not (isinstance(fps, int | float) and math.isfinite(fps) and fps > 0):
-        raise ValueError(f"fps must be a positive number, got {fps!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".gif":
-        import imageio.v3 as iio3
-
-        iio3.imwrite(path, frames, duration=1000.0 / fps, loop=0)
-        return path
-    pad = ((0, 0), (0, frames.shape[1] % 2), (0, frames.shape[2] % 2), (0, 0))
-    _write_h264(path, np.pad(frames, pad, mode="edge"), fps)
-    return path
-
-
-def _write_h264(path: Path, frames: np.ndarray, fps: float) -> None:
-    """Pipes raw RGB frames into the ffmpeg that imageio-ffmpeg ships (H.264, yuv420p, CRF 15).
-
-    Not through imageio's writer: imageio-ffmpeg starts ffmpeg with ``preexec_fn=os.setpgrp``, and a
-    ``preexec_fn`` makes ``subprocess`` fork with Python's fork hooks and run Python code in the
-    child, which JAX (its threads running) warns "will likely lead to a deadlock". Without one,
-    ``subprocess`` starts ffmpeg by vfork/exec with no Python code in between.
-    """
-    import imageio_ffmpeg
-
-    _, height, width, _ = frames.shape
-    cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
-           "-s", f"{width}x{height}", "-r", str(Fraction(fps).limit_denominator()), "-i", "-", "-an",
-           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "15", str(path)]
-    # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
-    done = subprocess.run(cmd, input=memoryview(np.ascontiguousarray(frames)).cast("B"),  # pyright: ignore[reportArgumentType]
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    if done.returncode:
-        raise RuntimeError(f"ffmpeg could not write {path} (exit code {done.returncode}): "
-                           f"{done.stderr.decode(errors='replace').strip()[-2000:]}")
-
-
 def save_video(env: Env, states: State | Sequence[State], path: str | Path, *, fps: float | None = None,
                camera: str = "track", width: int = 480, height: int = 480, views: bool = True) -> Path:
     """Renders a trajectory (:func:`render`, with the task's camera views beside it unless ``views`` is
-    False) and writes it (:func:`write_video`); ``fps`` defaults to ``1 / env.dt``, real time."""
+    False) and writes it (:func:`crax.video.write_video`); ``fps`` defaults to ``1 / env.dt``, real time."""
     frames = render(env, states, camera=camera, width=width, height=height, views=views)
     if frames.ndim == 3:
         frames = frames[None]

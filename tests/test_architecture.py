@@ -19,7 +19,7 @@ LAYERS = [
     ("crax.suites",),
     ("crax.plugins",),
     ("crax.tasks",),
-    ("crax.runs", "crax.gymnasium", "crax.render", "crax.bench", "crax.bench_ceiling"),
+    ("crax.runs", "crax.gymnasium", "crax.render", "crax.video", "crax.bench", "crax.bench_ceiling"),
     ("crax.studies",),
     ("crax.cli",),
     ("crax.reports",),
@@ -132,3 +132,12 @@ def test_imports_are_read_from_every_form(tmp_path, text, expected):
     path.write_text(text)
     known = {"crax.core.env", "crax.core", "crax.runs", "crax.tasks", "crax.tasks.catalog"}
     assert imports("crax.x", path, known) == expected
+
+
+MAX_MODULE_LINES = 450
+"""A module longer than this holds more than one concept (docs/architecture.md, "Modules stay small")."""
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

@@ -27,6 +27,7 @@ from crax import (
     cli,
     render,
     runs,  # noqa: E402
+    video,
 )
 from crax.cli import eval as eval_cli  # noqa: E402
 from crax.learners import PPOLag  # noqa: E402
@@ -237,14 +238,14 @@ def test_first_episode_ends_at_the_first_done():
 def test_video_round_trip(tmp_path):
     env, states = point()
     frames = render.render(env, states, camera="top", width=W, height=H)
-    path = render.write_video(tmp_path / "v.mp4", frames, fps=12.5)
+    path = video.write_video(tmp_path / "v.mp4", frames, fps=12.5)
     back = iio.imread(path, index=None)
     assert back.shape == frames.shape
     assert np.mean(np.abs(back.astype(int) - frames.astype(int))) < 8  # lossy, but the same pictures
     assert iio.immeta(path)["fps"] == pytest.approx(12.5)
-    gif = render.write_video(tmp_path / "v.gif", frames, fps=10)
+    gif = video.write_video(tmp_path / "v.gif", frames, fps=10)
     assert iio.imread(gif, index=None).shape == frames.shape
-    odd = render.write_video(tmp_path / "odd.mp4", frames[:, :47, :63], fps=10)
+    odd = video.write_video(tmp_path / "odd.mp4", frames[:, :47, :63], fps=10)
     assert iio.imread(odd, index=None).shape == (STEPS + 1, 48, 64, 3)  # padded to even sizes
 
 
@@ -262,7 +263,7 @@ def test_save_video_runs_in_real_time_by_default(tmp_path):
 ])
 def test_write_video_bad_input(tmp_path, args, message):
     with pytest.raises(ValueError, match=message):
-        render.write_video(tmp_path / args[0], *args[1:])
+        video.write_video(tmp_path / args[0], *args[1:])
 
 
 # ---- command line ---------------------------------------------------------------------------------
@@ -275,10 +276,10 @@ def test_render_command_writes_the_rollout(tmp_path, capsys):
     cli.main(["render", "PointGoal1", "--out", str(out), "--steps", str(STEPS), "--camera", "top",
               "--width", str(W), "--height", str(H)])
     assert capsys.readouterr().out.strip() == str(out)
-    video = iio.imread(out, index=None)
+    frames_read = iio.imread(out, index=None)
     expected = render.render(env, states, camera="top", width=W, height=H)  # same env, seed and steps
-    assert video.shape == expected.shape
-    assert np.mean(np.abs(video.astype(int) - expected.astype(int))) < 8
+    assert frames_read.shape == expected.shape
+    assert np.mean(np.abs(frames_read.astype(int) - expected.astype(int))) < 8
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -332,9 +333,9 @@ def test_eval_video_films_one_episode(tiny_run, tmp_path, capsys, monkeypatch):
                       "--height", "64", "--json"])
     assert calls == [(str(tiny_run), 1, 0, None, None)]
     assert json.loads(capsys.readouterr().out)["video"] == str(out)
-    video = iio.imread(out, index=None)
-    assert video.shape == (5, 64, 96, 3)  # the reset frame and 4 steps: one whole episode
-    assert video.std() > 10
+    frames_read = iio.imread(out, index=None)
+    assert frames_read.shape == (5, 64, 96, 3)  # the reset frame and 4 steps: one whole episode
+    assert frames_read.std() > 10
 
 
 def test_eval_video_bad_path_fails_before_evaluating(tiny_run, capsys, monkeypatch):

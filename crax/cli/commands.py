@@ -145,9 +145,9 @@ class RenderCmd:
         import jax
 
         import crax
-        from crax import render
+        from crax import render, video
 
-        path = render.video_path(self.out)
+        path = video.video_path(self.out)
         if self.steps is not None and self.steps < 1:
             raise ValueError(f"--steps must be >= 1, got {self.steps}")
         for name in ("width", "height"):

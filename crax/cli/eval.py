@@ -44,7 +44,8 @@ def eval_main(argv: list[str]) -> None:
     """``crax eval RUN_DIR [--episodes N] [--policy P]``: return and cost of both policies, safe or not safe."""
     prog = "crax eval"
     args = tyro.cli(EvalArgs, args=argv, prog=prog)
-    from crax.render import RenderingUnavailable, video_path
+    from crax.render import RenderingUnavailable
+    from crax.video import video_path
 
     try:
         if args.video is not None:

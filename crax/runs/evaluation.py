@@ -75,9 +75,9 @@ def eval_video(run_dir: str | Path, path: str | Path, *, seed: int = 0, policy: 
     """Renders one evaluation episode of the latest checkpoint's seed-0 learner to a video
     (:mod:`crax.render`): ``policy`` (default: the run's judged ``eval_policy``), on the env the
     learner sees (its ``learner_env``: ``wrap_env`` and any frame stacking, on ``physics`` where given), episode drawn from ``seed``. Returns the path."""
-    from crax import render
+    from crax import render, video
 
-    path = render.video_path(path)
+    path = video.video_path(path)
     _, _, _, trainer, restored, policy = _restore(run_dir, 1, None, policy, physics)
     act = _policy_fn(trainer, restored["state"].model, 0, policy == "deterministic")
     env = trainer.eval_env.env  # the single env evaluation steps: EpisodeStats and the learner's learner_env
