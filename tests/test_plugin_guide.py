@@ -19,7 +19,7 @@ import crax
 from crax.core.scene import Category
 from crax.costs import TaskParam
 from crax.learners import ConstrainedPPO, PPOConfig
-from crax.learners.rules import ConstraintRule, PenaltyRule
+from crax.learners.rules import PenaltyRule
 from crax.plugins import manager
 from crax.sensors import Context
 from tests.fake_install import installed, write_distribution
@@ -206,12 +206,8 @@ class StepLagConfig(StepFields, PPOConfig):
     """PPO's hyperparameters plus the rule's."""
 
 
-class StepLagPPO(ConstrainedPPO):
+class StepLagPPO(ConstrainedPPO, name="ppo-step-lag", config=StepLagConfig, rule=StepRule):
     """PPO composed with the step rule."""
-
-    name: ClassVar[str] = "ppo-step-lag"
-    Config: ClassVar[type[PPOConfig]] = StepLagConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = StepRule
 
 
 def test_multiplier_hook_example_by_hand_and_in_the_training_loop(tmp_path):

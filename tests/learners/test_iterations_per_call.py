@@ -95,10 +95,9 @@ def test_call_length(start, stage_end, evals, length):
     assert loop.call_length(start, 10, stage_end, evals) == length
 
 
-class PoisonedPPO(PPO):
+class PoisonedPPO(PPO, name="test-poisoned-ppo"):
     """PPO whose ``poison`` multiplier turns NaN in iteration ``bad_iteration`` (a parameter-free divergence)."""
 
-    name: ClassVar[str] = "test-poisoned-ppo"
     bad_iteration: ClassVar[int] = 0
 
     def init_multipliers(self) -> None:

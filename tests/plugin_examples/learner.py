@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -19,11 +18,8 @@ class SquaredCostConfig(PPOConfig):
     """w in the trained reward r − w·c²."""
 
 
-class SquaredCostPPO(PPO):
+class SquaredCostPPO(PPO, name="ppo-squared-cost", config=SquaredCostConfig):
     """PPO on ``r − w·c²``: a fixed penalty growing with the square of the step cost."""
-
-    name: ClassVar[str] = "ppo-squared-cost"
-    Config: ClassVar[type[PPOConfig]] = SquaredCostConfig
 
     def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
         return reward - self.config.cost_weight * jnp.square(cost)

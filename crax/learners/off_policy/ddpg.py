@@ -44,15 +44,13 @@ class DDPGConfig(DDPGFields, OffPolicyConfig):
     """DDPG's hyperparameters: the off-policy family's fields and DDPG's own (:class:`DDPGFields`)."""
 
 
-class DDPG(OffPolicyLearner):
+class DDPG(OffPolicyLearner, name="ddpg", config=DDPGConfig):
     """DDPG (Lillicrap et al. 2016, in OmniSafe's form): one reward Q-network; the actor maximizes
     objective(Q_r, Q_c) at a = tanh(μ(s)) every update; both critics' targets bootstrap at the online
     actor's a' = tanh(μ(s')) (OmniSafe's DDPG keeps no target actor in its targets). Exploration adds
     Gaussian noise of ``exploration_noise`` to u. Unconstrained; ``ddpg-lag`` and ``ddpg-pid`` add the
     multiplier rules."""
 
-    name: ClassVar[str] = "ddpg"
-    Config: ClassVar[type[OffPolicyConfig]] = DDPGConfig
     config: DDPGFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 1
 

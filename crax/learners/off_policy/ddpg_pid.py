@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 from crax.core.params import ranged
 from crax.learners.off_policy.ddpg import DDPG, DDPGFields
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyPIDFields
-from crax.learners.rules import ConstraintRule, PIDRule
+from crax.learners.rules import PIDRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,13 +18,7 @@ class DDPGPIDConfig(OffPolicyPIDFields, DDPGFields, OffPolicyConfig):
     """The integral's initial value I₀ (OmniSafe's DDPGPID ``lagrangian_multiplier_init``: 0)."""
 
 
-class DDPGPID(DDPG):
+class DDPGPID(DDPG, name="ddpg-pid", config=DDPGPIDConfig, rule=PIDRule, budgets=True):
     """DDPG with the objective (Q_r − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
     λ by the positional PID Lagrangian (OmniSafe's ``PIDLagrangian``) on T·ĉ once per iteration
     (the rule ppo-pid uses, with the off-policy gains: docs/DECISIONS.md, decision 79)."""
-
-    name: ClassVar[str] = "ddpg-pid"
-    Config: ClassVar[type[OffPolicyConfig]] = DDPGPIDConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = PIDRule
-    config: DDPGPIDConfig  # type: ignore[assignment]
-    supports_budgets: ClassVar[bool] = True

@@ -210,7 +210,7 @@ def optimizer(learning_rate: float, max_grad_norm: float | None) -> optax.Gradie
     return tx if max_grad_norm is None else optax.chain(optax.clip_by_global_norm(max_grad_norm), tx)
 
 
-class OffPolicyLearner(Learner):
+class OffPolicyLearner(Learner, name="off-policy", config=OffPolicyConfig):
     """Actor, twin reward critics, cost critic, their targets, normalizer and multipliers, plus hooks.
 
     Subclasses (:class:`crax.learners.off_policy.sac.SAC`, :class:`crax.learners.off_policy.ddpg.DDPG`,
@@ -218,8 +218,6 @@ class OffPolicyLearner(Learner):
     rule as ``Rule`` (``class SACLag(SAC): Rule = LagrangianRule``).
     """
 
-    name: ClassVar[str] = "off-policy"
-    Config: ClassVar[type[OffPolicyConfig]] = OffPolicyConfig
     config: OffPolicyConfig
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics")
     """The parts with an optimizer of their own (attribute names)."""

@@ -51,15 +51,13 @@ class SACConfig(SACFields, OffPolicyConfig):
     """SAC's hyperparameters: the off-policy family's fields and SAC's own (:class:`SACFields`)."""
 
 
-class SAC(OffPolicyLearner):
+class SAC(OffPolicyLearner, name="sac", config=SACConfig):
     """Soft actor-critic (Haarnoja et al. 2018, automatic temperature): the actor minimizes
     −objective(min Q_r − α log π(a|s), Q_c) at a ~ π(s) (with a multiplier: (α log π − min Q_r + λ Q_c)/(1 + λ),
     OmniSafe's SACLag); the reward target adds −α log π(a'|s'), the cost target bootstraps at tanh of the
     actor's mean; α follows ∇ −log α · (log π + target entropy). Unconstrained; ``sac-lag`` and ``sac-pid``
     add the multiplier rules."""
 
-    name: ClassVar[str] = "sac"
-    Config: ClassVar[type[OffPolicyConfig]] = SACConfig
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics", "temperature")
     config: SACFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
 

@@ -38,15 +38,13 @@ class TD3Config(TD3Fields, OffPolicyConfig):
     """TD3's hyperparameters: the off-policy family's fields and TD3's own (:class:`TD3Fields`)."""
 
 
-class TD3(DDPG):
+class TD3(DDPG, name="td3", config=TD3Config):
     """TD3 (Fujimoto et al. 2018): DDPG with twin reward critics whose smaller value the reward target
     takes, at the target actor's action with clipped Gaussian smoothing noise, clip(tanh(μ'(s')) + ε,
     −1, 1); the actor (objective(Q_r1, Q_c) at tanh(μ(s))) and all targets update every
     ``policy_delay`` critic steps. The cost target bootstraps at the online actor's tanh(μ(s'))
     (OmniSafe's). Unconstrained; ``td3-lag`` and ``td3-pid`` add the multiplier rules."""
 
-    name: ClassVar[str] = "td3"
-    Config: ClassVar[type[OffPolicyConfig]] = TD3Config
     config: TD3Fields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 2
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLagrangianFields
 from crax.learners.off_policy.td3 import TD3, TD3Fields
-from crax.learners.rules import ConstraintRule, LagrangianRule
+from crax.learners.rules import LagrangianRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,12 +14,6 @@ class TD3LagConfig(OffPolicyLagrangianFields, TD3Fields, OffPolicyConfig):
     """TD3Lag's hyperparameters: the off-policy family's, TD3's and the multiplier rule's."""
 
 
-class TD3Lag(TD3):
+class TD3Lag(TD3, name="td3-lag", config=TD3LagConfig, rule=LagrangianRule, budgets=True):
     """TD3 with the objective (Q_r1 − λ Q_c)/(1 + λ) (per budgeted term: Σ λ_k Q_c,k);
     λ ← max(0, λ + η_λ v) once per iteration (the rule ppo-lag uses)."""
-
-    name: ClassVar[str] = "td3-lag"
-    Config: ClassVar[type[OffPolicyConfig]] = TD3LagConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
-    config: TD3LagConfig  # type: ignore[assignment]
-    supports_budgets: ClassVar[bool] = True

@@ -63,7 +63,7 @@ class CostVariance(nnx.Module):
         return nonnegative_variance(self.net(x, action))
 
 
-class WCSAC(SACLag):
+class WCSAC(SACLag, name="wcsac", config=WCSACConfig, budgets=True):
     """Worst-Case SAC: SAC-Lag with a Gaussian safety critic. The actor maximizes
     (min Q_r − α_T log π − λ Γ)/(1 + λ), Γ = Q_c + α⁻¹ φ(Φ⁻¹(α)) √V_c the CVaR at ``risk_level`` α of the
     cost return (per budgeted term: Σ λ_k Γ_k); λ ← max(0, λ + η_λ v) once per iteration (the rule
@@ -72,12 +72,9 @@ class WCSAC(SACLag):
     target bootstraps at the reward target's sample a' ~ π as the paper's (not at tanh of the actor's mean:
     :meth:`cost_action`), so that Q_c is the mean the variance is taken about."""
 
-    name: ClassVar[str] = "wcsac"
-    Config: ClassVar[type[OffPolicyConfig]] = WCSACConfig
     config: WCSACConfig  # type: ignore[assignment]
     optimized: ClassVar[tuple[str, ...]] = (*SAC.optimized, "variance")
     critic_parts: ClassVar[tuple[str, ...]] = ("critics", "variance")
-    supports_budgets: ClassVar[bool] = True
     variance: CostVariance
     target_variance: CostVariance
 

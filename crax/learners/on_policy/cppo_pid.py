@@ -4,9 +4,7 @@ CPPOPID.yaml's clip and entropy; the controller is the same)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.on_policy.omnisafe_defaults import OmniSafePPOConfig
 from crax.learners.on_policy.ppo_pid import PPOPID
 from crax.learners.rules import PIDFields
@@ -18,10 +16,7 @@ class CPPOPIDConfig(PIDFields, OmniSafePPOConfig):
     controller's (:class:`PIDFields`: CPPOPID.yaml's ``lagrange_cfgs``)."""
 
 
-class CPPOPID(PPOPID):
+class CPPOPID(PPOPID, name="cppo-pid", config=CPPOPIDConfig):
     """``ppo-pid``'s hooks (clip surrogate on (Â_r − λ Â_c)/(1 + λ), λ by the PID Lagrangian) with
     OmniSafe's CPPOPID.yaml defaults."""
 
-    name: ClassVar[str] = "cppo-pid"
-    Config: ClassVar[type[PPOConfig]] = CPPOPIDConfig
-    config: CPPOPIDConfig  # type: ignore[assignment]  # the instance of Config that __init__ stores

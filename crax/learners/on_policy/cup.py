@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 from flax import nnx
@@ -19,7 +19,7 @@ from crax.learners.on_policy.losses import (
     mean_kl,
     probability_ratio,
 )
-from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer
+from crax.learners.rules import LagrangianFields, LagrangianRule, LambdaOptimizer
 from crax.learners.shared.networks import gaussian_kl
 from crax.learners.shared.optimizers import actor_optimizer
 
@@ -54,7 +54,7 @@ def projection_loss(actor: nnx.Module, mb: dict[str, jax.Array], lam: jax.Array,
     return loss, {"loss/cup_projection": loss}
 
 
-class CUP(ConstrainedPPO):
+class CUP(ConstrainedPPO, name="cup", config=CUPConfig, rule=LagrangianRule, budgets=True):
     """Performance step: PPO epochs on the clipped surrogate of Â_r. Projection step: epochs on
     mean(λ (1 − γλ_GAE)/(1 − γ) ρ Â_c + KL(π_θ ‖ π_perf)), π_perf the policy after the first step.
     Both run on the actor with its own Adam and stop once the KL passes ``target_kl``; the critics
@@ -62,12 +62,8 @@ class CUP(ConstrainedPPO):
     Adam on −λ·(J_c − d), clipped to [0, 2]; PPO-Lag's rule, whose advantage hook CUP's update does not
     call)."""
 
-    name: ClassVar[str] = "cup"
-    Config: ClassVar[type[PPOConfig]] = CUPConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
-    rule: LagrangianRule
     config: CUPConfig  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True
+    rule: LagrangianRule
 
     def __init__(self, config: PPOConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):

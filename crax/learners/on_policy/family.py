@@ -219,7 +219,7 @@ def adam(config: PPOConfig) -> optax.GradientTransformation:
     return learner_optimizer(config)
 
 
-class ConstrainedPPO(Learner):
+class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
     """Actor, reward critic, cost critic, observation normalizer and multiplier state, plus hooks.
 
     With no hook overridden this is plain PPO on the reward (the cost critic is still trained,
@@ -227,8 +227,6 @@ class ConstrainedPPO(Learner):
     the constraint, multiplier and environment hooks are :class:`~crax.learners.shared.learner.Learner`'s.
     """
 
-    name: ClassVar[str] = "constrained-ppo"
-    Config: ClassVar[type[PPOConfig]] = PPOConfig
     config: PPOConfig
 
     def __init__(self, config: PPOConfig, observation_spec: Any, action_size: int, episode_length: int, *,

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from crax.core.params import ranged
 from crax.learners.on_policy.family import ConstrainedPPO, PolicyBatch, PPOConfig
 from crax.learners.on_policy.losses import focops_loss
-from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule, LambdaOptimizer
+from crax.learners.rules import LagrangianFields, LagrangianRule, LambdaOptimizer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,16 +42,12 @@ class FOCOPSConfig(LagrangianFields, PPOConfig):
     (FOCOPS.yaml's ``target_kl``; :meth:`~crax.learners.on_policy.family.ConstrainedPPO.kl_early_stop`)."""
 
 
-class FOCOPS(ConstrainedPPO):
+class FOCOPS(ConstrainedPPO, name="focops", config=FOCOPSConfig, rule=LagrangianRule, budgets=True):
     """Per-state ``KL(π_θ ‖ π_old) − (1/λ_f) ρ (Â_r − ν Â_c)/(1 + ν)``, masked where KL > δ; ν (the
     ``lagrange`` multiplier) by the Lagrangian rule, as OmniSafe's FOCOPS steps it
     (:func:`~crax.learners.on_policy.losses.focops_loss`)."""
 
-    name: ClassVar[str] = "focops"
-    Config: ClassVar[type[PPOConfig]] = FOCOPSConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
     config: FOCOPSConfig  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True
 
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
         c = self.config

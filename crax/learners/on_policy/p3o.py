@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 from flax import nnx
 
 from crax.learners.on_policy.family import ConstrainedPPO, IterationBatch, PolicyBatch, PPOConfig
 from crax.learners.on_policy.losses import p3o_loss
-from crax.learners.rules import ConstraintRule, KappaFields, KappaRule
+from crax.learners.rules import KappaFields, KappaRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,17 +19,13 @@ class P3OConfig(KappaFields, PPOConfig):
     fixed κ = 20, and an optional multiplicative schedule for it)."""
 
 
-class P3O(ConstrainedPPO):
+class P3O(ConstrainedPPO, name="p3o", config=P3OConfig, rule=KappaRule, budgets=True):
     """Minimizes −L_r + Σ_k κ_k · max(0, mean(ρ Â_c,k) + J_c,k − d_k), L_r the clipped reward surrogate,
     Â_c in cost per step (centred) and J_c − d = T·v the episode's excess (OmniSafe's ``P3O``; the cost
     surrogate unclipped, as its ``_loss_pi_cost``: :func:`~crax.learners.on_policy.losses.p3o_loss`)."""
 
-    name: ClassVar[str] = "p3o"
-    Config: ClassVar[type[PPOConfig]] = P3OConfig
     config: P3OConfig  # the instance of Config that __init__ stores
-    Rule: ClassVar[type[ConstraintRule] | None] = KappaRule
     rule: KappaRule
-    supports_budgets: ClassVar[bool] = True
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
         # The penalty adds the surrogate to the episode's excess: the cost advantages go back to cost

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 
-from crax.learners.on_policy.family import ConstrainedPPO, PolicyBatch, PPOConfig
+from crax.learners.on_policy.family import ConstrainedPPO, PolicyBatch
 from crax.learners.on_policy.losses import surrogate
 from crax.learners.on_policy.omnisafe_defaults import OmniSafeLagrangeFields, OmniSafePPOConfig
-from crax.learners.rules import ConstraintRule, LagrangianRule
+from crax.learners.rules import LagrangianRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,15 +18,11 @@ class PDOConfig(OmniSafeLagrangeFields, OmniSafePPOConfig):
     lr 0.035, λ₀ 0.001). ``clip_epsilon`` is unused: the surrogate is not clipped."""
 
 
-class PDO(ConstrainedPPO):
+class PDO(ConstrainedPPO, name="pdo", config=PDOConfig, rule=LagrangianRule, budgets=True):
     """Minibatch epochs on the unclipped surrogate −mean(ρ · (Â_r − λ Â_c)/(1 + λ)) (OmniSafe's
     ``PolicyGradient._loss_pi``); λ stepped once per iteration before the update."""
 
-    name: ClassVar[str] = "pdo"
-    Config: ClassVar[type[PPOConfig]] = PDOConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
     config: PDOConfig  # type: ignore[assignment]  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True
 
     def policy_loss(self, batch: PolicyBatch) -> tuple[jax.Array, dict[str, jax.Array]]:
         adv = self.advantage(batch.adv_r, batch.adv_c, batch.violation)

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
 
 
-class PPO(ConstrainedPPO):
+class PPO(ConstrainedPPO, name="ppo", config=PPOConfig, reads_bound=False):
     """Proximal policy optimization on the reward alone; no hook overridden."""
 
-    name: ClassVar[str] = "ppo"
-    Config: ClassVar[type[PPOConfig]] = PPOConfig
-    reads_bound: ClassVar[bool] = False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 
@@ -19,13 +18,10 @@ class PPOCostConfig(PPOConfig):
     """Fixed weight w of the cost subtracted from the reward: PPO optimizes r − w·c."""
 
 
-class PPOCost(ConstrainedPPO):
+class PPOCost(ConstrainedPPO, name="ppo-cost", config=PPOCostConfig, reads_bound=False):
     """PPO on ``r − w·c`` (the penalty enters through the training reward, not the advantage)."""
 
-    name: ClassVar[str] = "ppo-cost"
-    Config: ClassVar[type[PPOConfig]] = PPOCostConfig
     config: PPOCostConfig  # the instance of Config that __init__ stores
-    reads_bound: ClassVar[bool] = False
 
     def training_reward(self, reward: jax.Array, cost: jax.Array) -> jax.Array:
         return reward - self.config.cost_weight * cost

@@ -4,9 +4,8 @@ episode ends once its cost passes ``safety_bound`` (:mod:`crax.core.early_termin
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
-from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
+from crax.learners.on_policy.family import ConstrainedPPO
 from crax.learners.on_policy.omnisafe_defaults import OmniSafePPOConfig
 
 
@@ -18,8 +17,6 @@ class PPOEarlyTerminatedConfig(OmniSafePPOConfig):
     """End a training episode once its cost passes ``safety_bound`` (OmniSafe's ``cost_limit``)."""
 
 
-class PPOEarlyTerminated(ConstrainedPPO):
+class PPOEarlyTerminated(ConstrainedPPO, name="ppo-early-terminated", config=PPOEarlyTerminatedConfig):
     """PPO on the early-terminated env: ``early_termination``, which any learner takes, on by default."""
 
-    name: ClassVar[str] = "ppo-early-terminated"
-    Config: ClassVar[type[PPOConfig]] = PPOEarlyTerminatedConfig

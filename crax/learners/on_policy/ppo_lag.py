@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
-from crax.learners.rules import ConstraintRule, LagrangianFields, LagrangianRule
+from crax.learners.rules import LagrangianFields, LagrangianRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -14,11 +13,6 @@ class PPOLagConfig(LagrangianFields, PPOConfig):
     """PPO-Lag hyperparameters: the shared PPO fields plus the multiplier's (:class:`LagrangianFields`)."""
 
 
-class PPOLag(ConstrainedPPO):
+class PPOLag(ConstrainedPPO, name="ppo-lag", config=PPOLagConfig, rule=LagrangianRule, budgets=True):
     """Clip surrogate on (Â_r − λ Â_c)/(1 + λ); λ ← max(0, λ + η_λ v) once per iteration."""
 
-    name: ClassVar[str] = "ppo-lag"
-    Config: ClassVar[type[PPOConfig]] = PPOLagConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
-    config: PPOLagConfig  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 from crax.core.env import Env
 from crax.core.params import ranged
@@ -26,11 +25,8 @@ class PPOSauteConfig(PPOConfig):
     """z_max: the observed budget is clip(z, 0, z_max)."""
 
 
-class PPOSaute(ConstrainedPPO):
+class PPOSaute(ConstrainedPPO, name="ppo-saute", config=PPOSauteConfig):
     """PPO on :class:`crax.learners.shared.budget_envs.SauteBudget` ``(env)``: observation gets clip(z, 0, z_max), reward the penalty while z < 0."""
-
-    name: ClassVar[str] = "ppo-saute"
-    Config: ClassVar[type[PPOConfig]] = PPOSauteConfig
 
     @classmethod
     def wrap_env(cls, env: Env, config: PPOConfig) -> Env:

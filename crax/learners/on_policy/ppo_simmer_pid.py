@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
-from crax.learners.on_policy.family import ConstrainedPPO, PPOConfig
+from crax.learners.on_policy.family import ConstrainedPPO
 from crax.learners.on_policy.omnisafe_defaults import OmniSafePPOConfig
-from crax.learners.rules import ConstraintRule, SimmerFields, SimmerRule
+from crax.learners.rules import SimmerFields, SimmerRule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,10 +15,6 @@ class PPOSimmerPIDConfig(SimmerFields, OmniSafePPOConfig):
     """PPO-Simmer-PID hyperparameters: OmniSafe's PPO defaults plus Simmer's (:class:`SimmerFields`)."""
 
 
-class PPOSimmerPID(ConstrainedPPO):
+class PPOSimmerPID(ConstrainedPPO, name="ppo-simmer-pid", config=PPOSimmerPIDConfig, rule=SimmerRule):
     """PPO on :class:`crax.learners.shared.budget_envs.SimmerBudget` with :class:`~crax.learners.rules.simmer.SimmerRule`'s budget."""
 
-    name: ClassVar[str] = "ppo-simmer-pid"
-    Config: ClassVar[type[PPOConfig]] = PPOSimmerPIDConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = SimmerRule
-    config: PPOSimmerPIDConfig  # type: ignore[assignment]  # the instance of Config that __init__ stores

@@ -51,8 +51,10 @@ class Learner(nnx.Module):
     """The family-neutral part of a learner: constraint, multipliers, normalizer, env hooks, acting.
 
     A family's base class calls :meth:`setup_constraint` in its ``__init__``, builds its networks,
-    and then calls :meth:`init_multipliers`. Subclasses set ``name``, ``Config`` and, for a constrained
-    learner, ``Rule`` (its config then lists the rule's field group among its bases).
+    and then calls :meth:`init_multipliers`. A subclass says what it is in its class statement
+    (:meth:`__init_subclass__`): ``class PPOLag(ConstrainedPPO, name="ppo-lag", config=PPOLagConfig,
+    rule=LagrangianRule, budgets=True)``; a constrained learner's config lists its rule's field group
+    among its bases.
     """
 
     name: ClassVar[str] = "learner"
@@ -72,6 +74,18 @@ class Learner(nnx.Module):
     cost_terms: tuple[str, ...]
     cost_shape: tuple[int, ...]
     normalizer: Normalizer
+
+    def __init_subclass__(cls, *, name: str | None = None, config: type[Any] | None = None,
+                          rule: type[ConstraintRule] | None = None, budgets: bool | None = None,
+                          reads_bound: bool | None = None, **kwargs: Any) -> None:
+        """Sets the class attributes a learner declares as class keywords: ``name``, ``config``
+        (:attr:`Config`), ``rule`` (:attr:`Rule`), ``budgets`` (:attr:`supports_budgets`) and
+        ``reads_bound``; what a subclass leaves out it inherits."""
+        super().__init_subclass__(**kwargs)
+        declared = {"name": name, "Config": config, "Rule": rule, "supports_budgets": budgets, "reads_bound": reads_bound}
+        for attribute, value in declared.items():
+            if value is not None:
+                setattr(cls, attribute, value)
 
     @staticmethod
     def taking_budgets() -> list[str]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import Linearized, LinearizedConfig, LinearizedPPO
 from crax.learners.trust_region.steps import cpo_direction
 
@@ -21,13 +19,10 @@ class CPOConfig(LinearizedConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-class CPO(LinearizedPPO):
+class CPO(LinearizedPPO, name="cpo", config=CPOConfig):
     """Constrained policy optimization: the closed-form step of the linearized problem
     (:func:`~crax.learners.trust_region.steps.cpo_direction`), then a line search on KL ≤ δ, the cost
     surrogate and (in the feasible cases) the reward surrogate."""
-
-    name: ClassVar[str] = "cpo"
-    Config: ClassVar[type[PPOConfig]] = CPOConfig
 
     def direction(self, lin: Linearized) -> tuple[jax.Array, jax.Array, dict[str, jax.Array]]:
         direction, stats = cpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl,

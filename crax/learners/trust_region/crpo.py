@@ -10,7 +10,6 @@ import jax
 import jax.numpy as jnp
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
@@ -27,14 +26,11 @@ class CRPOConfig(TrustRegionConfig):
     switched at the bound itself, and took PPO's clipped step)."""
 
 
-class CRPO(TrustRegionPPO):
+class CRPO(TrustRegionPPO, name="crpo", config=CRPOConfig, budgets=True):
     """TRPO step on Â_r while the episode's excess T·v ≤ ``distance``, else on −Â_c (no multiplier);
     with per-term budgets, on −Â_c of the most violated term while any term is past the tolerance."""
 
-    name: ClassVar[str] = "crpo"
-    Config: ClassVar[type[PPOConfig]] = CRPOConfig
     config: CRPOConfig  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True
 
     def advantage(self, adv_r: jax.Array, adv_c: jax.Array, violation: jax.Array) -> jax.Array:
         v = jnp.reshape(violation, (-1,))

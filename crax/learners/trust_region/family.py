@@ -126,15 +126,13 @@ class PolicySpace:
         return fisher_operator(self.dist, self.theta, damping)
 
 
-class TrustRegionPPO(ConstrainedPPO):
+class TrustRegionPPO(ConstrainedPPO, name="trust-region", config=TrustRegionConfig):
     """Base of the trust-region learners: the critics regress by the base's minibatch epochs on the
     value loss; the actor steps once per iteration on the whole batch by :meth:`actor_step`.
 
     With no hook overridden this is TRPO on the reward (δ = ``target_kl``, CG with damping,
     backtracking on KL ≤ δ and surrogate improvement)."""
 
-    name: ClassVar[str] = "trust-region"
-    Config: ClassVar[type[PPOConfig]] = TrustRegionConfig
     config: TrustRegionConfig  # the instance of Config that __init__ stores
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
@@ -237,12 +235,11 @@ def cost_checked_step(learner: TrustRegionPPO, space: PolicySpace, lin: Lineariz
                   "trust_region/constraint_value": lin.c}
 
 
-class LinearizedPPO(TrustRegionPPO):
+class LinearizedPPO(TrustRegionPPO, config=LinearizedConfig):
     """Base of the learners that step on the linearized constraint c + bᵀΔθ ≤ 0 (CPO, PCPO): the actor's step
     is the closed-form :meth:`direction` of the iteration's :class:`Linearized` quantities, backtracked by
     :func:`cost_checked_step`."""
 
-    Config: ClassVar[type[PPOConfig]] = LinearizedConfig
     config: LinearizedConfig  # the instance of Config that __init__ stores
 
     def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:

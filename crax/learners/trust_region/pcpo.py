@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import jax
 
 from crax.core.params import ranged
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import Linearized, LinearizedConfig, LinearizedPPO
 from crax.learners.trust_region.steps import pcpo_direction
 
@@ -21,13 +19,10 @@ class PCPOConfig(LinearizedConfig):
     """Line-search tries at most; when none is accepted the actor stays as it was."""
 
 
-class PCPO(LinearizedPPO):
+class PCPO(LinearizedPPO, name="pcpo", config=PCPOConfig):
     """Projection-based constrained policy optimization: reward step, KL projection
     (:func:`~crax.learners.trust_region.steps.pcpo_direction`), then a line search on KL ≤ δ and the cost
     surrogate."""
-
-    name: ClassVar[str] = "pcpo"
-    Config: ClassVar[type[PPOConfig]] = PCPOConfig
 
     def direction(self, lin: Linearized) -> tuple[jax.Array, bool, dict[str, jax.Array]]:
         direction, projection = pcpo_direction(lin.x, lin.p, lin.q, lin.r, lin.s, lin.c, self.config.target_kl)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
 
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.on_policy.omnisafe_defaults import OmniSafeLagrangeFields
-from crax.learners.rules import ConstraintRule, LagrangianRule
+from crax.learners.rules import LagrangianRule
 from crax.learners.trust_region.family import PolicySpace, TrustRegionConfig, TrustRegionPPO
 
 
@@ -21,15 +19,11 @@ class RCPOConfig(OmniSafeLagrangeFields, TrustRegionConfig):
     the line search's are unused) and OmniSafe's Lagrange rule (Adam on λ, lr 0.035, λ₀ 0.001)."""
 
 
-class RCPO(TrustRegionPPO):
+class RCPO(TrustRegionPPO, name="rcpo", config=RCPOConfig, rule=LagrangianRule, budgets=True):
     """Natural policy gradient on (Â_r − λ Â_c)/(1 + λ): the step sqrt(2δ/xᵀHx)·x, x ≈ H⁻¹g, taken
     whole, with no line search (OmniSafe's ``NaturalPG._update_actor``); λ stepped before it."""
 
-    name: ClassVar[str] = "rcpo"
-    Config: ClassVar[type[PPOConfig]] = RCPOConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = LagrangianRule
     config: RCPOConfig  # type: ignore[assignment]  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True
 
     def searched_step(self, space: PolicySpace, direction: jax.Array, accept: Callable[[jax.Array], jax.Array],
                       objective: Callable[[jax.Array], jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:

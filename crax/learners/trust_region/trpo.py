@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
-class TRPO(TrustRegionPPO):
+class TRPO(TrustRegionPPO, name="trpo", config=TrustRegionConfig, reads_bound=False):
     """Trust-region policy optimization on the reward alone: :class:`TrustRegionPPO` with no hook
     overridden (OmniSafe's ``TRPO``, TRPO.yaml's defaults)."""
 
-    name: ClassVar[str] = "trpo"
-    Config: ClassVar[type[PPOConfig]] = TrustRegionConfig
-    reads_bound: ClassVar[bool] = False

@@ -4,9 +4,7 @@ training episode ends once its cost passes ``safety_bound`` (:mod:`crax.core.ear
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
-from crax.learners.on_policy.family import PPOConfig
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
@@ -18,8 +16,6 @@ class TRPOEarlyTerminatedConfig(TrustRegionConfig):
     """End a training episode once its cost passes ``safety_bound`` (OmniSafe's ``cost_limit``)."""
 
 
-class TRPOEarlyTerminated(TrustRegionPPO):
+class TRPOEarlyTerminated(TrustRegionPPO, name="trpo-early-terminated", config=TRPOEarlyTerminatedConfig):
     """TRPO on the early-terminated env: ``early_termination``, which any learner takes, on by default."""
 
-    name: ClassVar[str] = "trpo-early-terminated"
-    Config: ClassVar[type[PPOConfig]] = TRPOEarlyTerminatedConfig

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
-from crax.learners.on_policy.family import PPOConfig
-from crax.learners.rules import ConstraintRule, PIDFields, PIDRule
+from crax.learners.rules import PIDFields, PIDRule
 from crax.learners.trust_region.family import TrustRegionConfig, TrustRegionPPO
 
 
@@ -16,12 +14,7 @@ class TRPOPIDConfig(PIDFields, TrustRegionConfig):
     whose defaults are TRPOPID.yaml's ``lagrange_cfgs``)."""
 
 
-class TRPOPID(TrustRegionPPO):
+class TRPOPID(TrustRegionPPO, name="trpo-pid", config=TRPOPIDConfig, rule=PIDRule, budgets=True):
     """TRPO step on (Â_r − λ Â_c)/(1 + λ); λ by :func:`~crax.learners.rules.pid.pid_step` once per
     iteration, before the step (as OmniSafe's ``TRPOPID._update``)."""
 
-    name: ClassVar[str] = "trpo-pid"
-    Config: ClassVar[type[PPOConfig]] = TRPOPIDConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = PIDRule
-    config: TRPOPIDConfig  # the instance of Config that __init__ stores
-    supports_budgets: ClassVar[bool] = True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 from crax.core.env import Env
 from crax.learners.on_policy.family import PPOConfig
@@ -20,11 +19,8 @@ class TRPOSauteConfig(TrustRegionConfig, PPOSauteConfig):
     """Episodic cost budget d (> 0: the Saute budget z is spent in units of d)."""
 
 
-class TRPOSaute(TrustRegionPPO):
+class TRPOSaute(TrustRegionPPO, name="trpo-saute", config=TRPOSauteConfig):
     """TRPO on :class:`crax.learners.shared.budget_envs.SauteBudget` ``(env)``, as ``ppo-saute`` (OmniSafe's ``TRPOSaute``)."""
-
-    name: ClassVar[str] = "trpo-saute"
-    Config: ClassVar[type[PPOConfig]] = TRPOSauteConfig
 
     @classmethod
     def wrap_env(cls, env: Env, config: PPOConfig) -> Env:

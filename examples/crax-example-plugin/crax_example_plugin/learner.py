@@ -12,7 +12,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from crax.learners import ConstraintRule, LagrangianRule, PPOConfig, PPOLag, PPOLagConfig, ranged
+from crax.learners import LagrangianRule, PPOLag, PPOLagConfig, ranged
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,10 +37,7 @@ class RateLimitedLagrangianRule(LagrangianRule):
         self.lagrange[...] = jnp.clip(self.lagrange[...] + step, 0.0, c.lambda_max)
 
 
-class CappedPPOLag(PPOLag):
+class CappedPPOLag(PPOLag, name="ppo-lag-capped", config=CappedPPOLagConfig, rule=RateLimitedLagrangianRule):
     """PPO-Lag whose multiplier never exceeds ``lambda_max`` (bounds how far reward can be traded away) and
     moves at most ``lambda_step_max`` an iteration."""
 
-    name: ClassVar[str] = "ppo-lag-capped"
-    Config: ClassVar[type[PPOConfig]] = CappedPPOLagConfig
-    Rule: ClassVar[type[ConstraintRule] | None] = RateLimitedLagrangianRule
