@@ -105,7 +105,7 @@ def update_flops_table(results: Path) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in latest.values():
         critics = f"{len(r['critic_hidden'])}×{max(r['critic_hidden'])}"
-        chunk = r.get("critic_chunk", r["minibatch"])  # rows before session 33 took the whole minibatch
+        chunk = r.get("critic_chunk", r["minibatch"])  # older rows took the whole minibatch
         whole = (f"{r['whole_minibatch_step_ms']:.1f}, {r['whole_minibatch_fraction_of_peak']:.2f}"
                  if "whole_minibatch_step_ms" in r else "–")
         lines.append(f"| {r['learner']} | {r['env']} | {r['minibatch']:,} | {critics} | {chunk:,} rows | "

@@ -17,7 +17,7 @@ Decisions not fixed by SPEC §5 (recorded here):
   docs/DECISIONS.md, decision 76); critic targets are the un-normalized GAE returns. The value of a step's true next
   observation is the next step's value wherever auto-reset made the two observations one
   (:func:`next_values`): the critics run on ``final_obs`` at truncations and the rollout's last
-  step only (session 36: SPEC's iteration 48.0 -> 45.3 s).
+  step only (running them on every step's ``final_obs`` cost 6 % of SPEC's iteration).
 * Entropy bonus uses the entropy of the pre-squash Gaussian.
 * The value loss is ``value_loss_coef · MSE`` per critic, with 0.25 reproducing Brax's ``0.5 · 0.5 · MSE``.
 """
