@@ -80,7 +80,8 @@ class Learner(nnx.Module):
                           reads_bound: bool | None = None, **kwargs: Any) -> None:
         """Sets the class attributes a learner declares as class keywords: ``name``, ``config``
         (:attr:`Config`), ``rule`` (:attr:`Rule`), ``budgets`` (:attr:`supports_budgets`) and
-        ``reads_bound``; what a subclass leaves out it inherits."""
+        ``reads_bound``; what a subclass leaves out it inherits. Keywords rather than a factory keep every
+        learner a greppable, typed ``class`` statement (docs/DECISIONS.md, decision 86)."""
         super().__init_subclass__(**kwargs)
         declared = {"name": name, "Config": config, "Rule": rule, "supports_budgets": budgets, "reads_bound": reads_bound}
         for attribute, value in declared.items():
