@@ -4,6 +4,8 @@ Usage::
 
     python benchmarks/learning.py                                  # all built-in learners, 2e6 steps each
     python benchmarks/learning.py --learners ppo ppo-lag --total-steps 500000
+    python benchmarks/learning.py --env PointGoal1 --learners ppo-lag --sensor camera:width=32,height=32 \
+        --tag=-camera32 --compare-with PointGoal1          # from pixels, beside the state-based run
 
 Each learner trains with the SPEC defaults except the knobs below (smaller batches so that a run
 fits in about 20 minutes on a 2-core CPU). Prints the final episodic return and cost of each
@@ -31,6 +33,7 @@ import tyro  # noqa: E402
 
 from crax import runs  # noqa: E402
 from crax.reports.arguments import parse_field_values  # noqa: E402
+from crax.tasks import compose  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -65,6 +68,20 @@ class Args:
     """Iterations over which the spread of each multiplier is reported."""
     set: tuple[str, ...] = ()
     """Config overrides FIELD=VALUE for every learner that has the field, e.g. ``--set saute_discount=0.999``."""
+    sensor: tuple[str, ...] = ()
+    """Sensors added to the env, as ``crax train --sensor`` takes them (e.g. ``camera:width=32,height=32``:
+    the learners then see a dict observation through the shared encoder)."""
+    env_param: tuple[str, ...] = ()
+    """Task parameters NAME=VALUE, as ``crax train --env-param`` takes them (e.g. ``vision_size=64``)."""
+    run_dir: str = ""
+    """Train the (one) learner in this run folder, resuming it where its last checkpoint left it when it
+    holds a run (SIGTERM checkpoints it): a run longer than one sitting. Its minutes are then summed from
+    the run's own rates. Default: a new folder under ``benchmarks/results/runs/``."""
+    plot_only: bool = False
+    """Redraw ``learning_<env><tag>.png`` from its ``.json`` (with ``compare_with``) without training."""
+    compare_with: str = ""
+    """Another sitting's results (``learning_<this>.json``, e.g. ``PointGoal1``) whose curves of the same
+    learners the figure draws dashed beside these (e.g. a state-based run beside a pixel run)."""
 
 
 def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
@@ -78,13 +95,54 @@ def _spread(history: list[dict], last: int) -> dict[str, dict[str, float]]:
     return out
 
 
+def training_minutes(history: list[dict]) -> float:
+    """Minutes of training in a run's metrics: each iteration's steps over its logged rate (seed 0's rows;
+    a rate counts every seed's steps), so that a run resumed over several sittings counts its training only."""
+    rows = sorted((r for r in history if r["seed"] == 0 and "perf/steps_per_second" in r), key=lambda r: r["step"])
+    seeds = 1 + max((r["seed"] for r in history), default=0)
+    seconds, previous = 0.0, 0
+    for r in rows:
+        seconds += (r["step"] - previous) * seeds / max(r["perf/steps_per_second"], 1e-9)
+        previous = r["step"]
+    return seconds / 60
+
+
+def plot(stem: Path, args: Args, bound: float) -> None:
+    """The training curves of ``stem``'s results (``<stem>.json``) to ``<stem>.png``, with ``compare_with``'s
+    curves of the same learners dashed."""
+    curves = json.loads(stem.with_suffix(".json").read_text())["curves"]
+    other = (json.loads((RESULTS / f"learning_{args.compare_with}.json").read_text())["curves"]
+             if args.compare_with else {})
+    fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, c in curves.items():
+        line = ax_r.plot(c["step"], c["return"], label=name + args.tag)[0]
+        ax_c.plot(c["step"], c["cost"], label=name + args.tag)
+        if name in other:
+            o, label = other[name], f"{name} ({args.compare_with})"
+            ax_r.plot(o["step"], o["return"], "--", color=line.get_color(), label=label)
+            ax_c.plot(o["step"], o["cost"], "--", color=line.get_color(), label=label)
+    ax_c.axhline(bound, color="k", linestyle="--", linewidth=1, label=f"bound d={bound:g}")
+    ax_r.set(title=f"{args.env}{args.tag}: episodic return", xlabel="env steps")
+    ax_c.set(title="episodic cost", xlabel="env steps")
+    ax_c.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(stem.with_suffix(".png"), dpi=120)
+
+
 def main(args: Args) -> None:
+    if args.plot_only:
+        stem = RESULTS / f"learning_{args.env}{args.tag}"
+        plot(stem, args, runs.get_learner(args.learners[0]).Config().safety_bound)
+        return
     overrides = parse_field_values(args.set)
     unknown = [f for f in overrides
                if not any(f in runs.get_learner(n).Config.__dataclass_fields__ for n in args.learners)]
     if unknown:
         raise SystemExit(f"--set: no learner of {list(args.learners)} has the config field(s) {unknown}")
+    env_kwargs = {**compose.parse_flags(sensors=args.sensor), **compose.parse_env_params(args.env_param)}
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.run_dir and len(args.learners) != 1:
+        raise SystemExit("--run-dir holds one learner's run: give one --learners name")
     rows, curves = [], {}
     for name in args.learners:
         cls = runs.get_learner(name)
@@ -94,14 +152,20 @@ def main(args: Args) -> None:
                             desync_episodes=args.desync_episodes,
                             **{k: v for k, v in overrides.items() if k in cls.Config.__dataclass_fields__})
         t = time.perf_counter()
-        result = runs.train(name, config, args.env, runs_root=RESULTS / "runs")
-        minutes = (time.perf_counter() - t) / 60
+        if args.run_dir:
+            resume = (Path(args.run_dir) / "config.json").exists()
+            result = runs.train(name, config, args.env, run_dir=args.run_dir, resume=resume,
+                                env_kwargs=env_kwargs or None)
+            minutes = training_minutes(result.history)
+        else:
+            result = runs.train(name, config, args.env, runs_root=RESULTS / "runs", env_kwargs=env_kwargs or None)
+            minutes = (time.perf_counter() - t) / 60
         final = result.final[0]
         rows.append({"learner": name, "return": final["return"], "cost": final["cost"],
                      "return_std": final["return_std"], "cost_std": final["cost_std"], "safe": final["safe"],
                      "policy": final["policy"], "deterministic_return": final["deterministic"]["return"],
                      "deterministic_cost": final["deterministic"]["cost"], "minutes": minutes,
-                     "run_dir": str(result.run_dir.relative_to(RESULTS.parent.parent)),
+                     "run_dir": str(result.run_dir.resolve().relative_to(RESULTS.parent.parent)),
                      "multipliers_last": _spread(result.history, args.last_iterations),
                      "load_1min_at_end": round(os.getloadavg()[0], 1),
                      "device": jax.devices()[0].device_kind})
@@ -124,16 +188,7 @@ def main(args: Args) -> None:
     stem.with_suffix(".json").write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows,
                                                      "curves": curve_rows}, indent=2))
 
-    fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, (steps, ret, cost) in curves.items():
-        ax_r.plot(steps, ret, label=name)
-        ax_c.plot(steps, cost, label=name)
-    ax_c.axhline(bound, color="k", linestyle="--", linewidth=1, label=f"bound d={bound:g}")
-    ax_r.set(title=f"{args.env}: episodic return", xlabel="env steps")
-    ax_c.set(title="episodic cost", xlabel="env steps")
-    ax_c.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(stem.with_suffix(".png"), dpi=120)
+    plot(stem, args, bound)
     print("\n".join(table))
 
 

@@ -183,3 +183,14 @@ def test_the_readme_trains_with_the_quick_start_batch_declared_once():
     assert f"crax sweep --learners L --envs PointGoal1 --num-seeds 3 --total-steps 2e6 {batch_flags()}" in readme
     config = get_learner(QUICK_START_LEARNER).Config(**QUICK_START_BATCH)
     assert (config.batch_size * config.num_minibatches) % config.num_envs == 0
+
+
+def test_image_size_sets_a_vision_ids_vision_size():
+    from crax.cli.train import ENV_FLAGS, env_kwargs_of, parse_learner_command
+
+    argv = ["ppo-lag", "--env", "SafetyPointGoal1Vision-v0", "--image-size", "64"]
+    _, _, args = parse_learner_command(argv, "crax train", "", extra=ENV_FLAGS)
+    assert env_kwargs_of(args) == {"vision_size": 64}
+    both = parse_learner_command([*argv, "--env-param", "vision_size=32"], "crax train", "", extra=ENV_FLAGS)[2]
+    with pytest.raises(ValueError, match="set the same parameter"):
+        env_kwargs_of(both)

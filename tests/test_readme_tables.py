@@ -67,7 +67,9 @@ def test_the_tables_are_where_the_pages_show_them():
 def test_every_file_in_results_feeds_a_table_or_a_figure_of_a_page():
     """``benchmarks/results/`` keeps only what a page reads (INDEX.md lists it); superseded results leave the
     tree, their numbers stay in docs/results_history.md."""
-    kept_aside = {INDEX, "runs", "omnisafe_runs"}  # runs/ is git-ignored; omnisafe_runs/ is behind omnisafe_reproduction.md
+    # runs/ is git-ignored; omnisafe_runs/ is behind omnisafe_reproduction.md; pixel_runs/ holds a run longer than a
+    # sitting (benchmarks/learning.py --run-dir), whose learning_*.json the pages read when it ends
+    kept_aside = {INDEX, "runs", "omnisafe_runs", "pixel_runs"}
     unread = sorted({e.name for e in RESULTS.iterdir()} - kept_aside - read_by_pages(RESULTS))
     assert not unread, f"no page reads {unread}: link it from a page, give it a table, or remove it"
 
@@ -320,3 +322,27 @@ def test_sg_transfer_table_counts_cost_free_episodes_and_the_engines_difference(
     assert "Safety-Gymnasium's mean minus crax's: return +1.0 ± 3.6, cost +1.0 ± 5.7 (95%)." in lines[5]
     # four episodes an engine, a largest gap of 1/4 between the empirical CDFs: p = 1.0 for both
     assert lines[5].endswith("Two-sample Kolmogorov-Smirnov test of the episodes: p = 1.00 (returns), 1.00 (costs).")
+
+
+def test_sg_speed_table_shows_each_vision_image_size_in_its_own_block(tmp_path):
+    import json
+
+    common = {"sg_steps": 500, "sg_resets": 0, "safety_gymnasium": "1.0.0", "crax_budget": [10, 10], "cpu_count": 2,
+              "machine": "x86_64", "cpu": "AMD EPYC (avx512)", "date": "2026-12-02"}
+    rows = [{**common, "id": "SafetyPointGoal1-v0", "sg_steps_per_s": 800, "crax_steps_per_s": {"1024": 8000},
+             "load_1min": [1.0, 2.0], "sitting": "2026-12-02T10:00:00+00:00"},
+            {**common, "id": "SafetyPointGoal1Vision-v0", "vision_size": 64, "sg_renderer": "llvmpipe",
+             "sg_steps_per_s": 50, "crax_steps_per_s": {"1": 400, "16": 2000}, "load_1min": [3.0, 4.0],
+             "sitting": "2026-12-02T11:00:00+00:00"},
+            {**common, "id": "SafetyPointGoal1Vision-v0", "vision_size": 256, "sg_renderer": "llvmpipe",
+             "sg_steps_per_s": 25, "crax_steps_per_s": {"1": 40, "16": 100}, "load_1min": [3.0, 4.5],
+             "sitting": "2026-12-02T12:00:00+00:00"}]
+    (tmp_path / "sg_speed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = Tables(tmp_path).render("sg-speed").splitlines()
+    assert lines[2] == "| SafetyPointGoal1-v0 | 800 | 8,000 | 10× | 5× | A |"  # the state-based block as before
+    assert lines[4].startswith("| Vision id (image) | Safety-Gymnasium steps/s (1 env, 1 core) | crax steps/s N=1 | "
+                               "crax steps/s N=16 |")
+    assert lines[6] == "| SafetyPointGoal1Vision-v0 (64×64) | 50 | 400 | 2,000 | 40× | 20× | B |"
+    assert lines[7] == "| SafetyPointGoal1Vision-v0 (256×256) | 25 | 40 | 100 | 4× | 2× | C |"
+    assert lines[-1].endswith("Safety-Gymnasium's drawn by llvmpipe; its \"on all cores\" is crax's steps/s per core "
+                              "over Safety-Gymnasium's per core.")

@@ -114,17 +114,28 @@ ENV_PARAM_FLAG: tuple = (
     dataclasses.field(default=()))
 """``--env-param`` (a task parameter, :func:`env_kwargs_of`)."""
 
-ENV_FLAGS: tuple = (*COMPONENT_FLAGS, ENV_PARAM_FLAG, PHYSICS_FLAG)
+IMAGE_SIZE_FLAG: tuple = (
+    "image_size", Annotated[int | None, tyro.conf.arg(
+        help="Square size of a Vision id's camera image (its vision_size parameter: 256 as Safety-Gymnasium's; "
+             "64 as vision papers use): --env-param vision_size=N. Recorded in the run's env_kwargs.")],
+    dataclasses.field(default=None))
+"""``--image-size`` (the Vision ids' ``vision_size``, :func:`env_kwargs_of`)."""
+
+ENV_FLAGS: tuple = (*COMPONENT_FLAGS, ENV_PARAM_FLAG, IMAGE_SIZE_FLAG, PHYSICS_FLAG)
 """Every flag of ``crax train``, ``curriculum`` and ``transfer`` that becomes a ``crax.make`` keyword (:func:`env_kwargs_of`)."""
 
 
 
 def env_kwargs_of(args: Any) -> dict[str, Any] | None:
-    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor``/``--env-param``/``--physics`` flags
+    """The ``crax.make`` keyword arguments of parsed ``--constraint``/``--sensor``/``--env-param``/``--image-size``/``--physics`` flags
     (None when none is given; ``physics`` only when not ``jax``, so a default run records what it did
     before the flag existed). ValueError for a malformed flag, or flags on a ``module:EnvClass`` env."""
     env_kwargs = compose.parse_flags(args.constraint, args.sensor)
     env_kwargs.update(compose.parse_env_params(args.env_param))
+    if args.image_size is not None:
+        if "vision_size" in env_kwargs:
+            raise ValueError("--image-size and --env-param vision_size=... set the same parameter: give one")
+        env_kwargs["vision_size"] = args.image_size
     check_components_target(args.env, env_kwargs)
     if args.physics != "jax":
         if ":" in args.env:

@@ -57,6 +57,19 @@ def world_index() -> tuple[jax.Array | int, int]:
     return index, count
 
 
+def any_in_batch(flag: jax.Array) -> jax.Array:
+    """Whether ``flag`` holds for any env stepped together: its maximum over the named vmaps around the
+    trace (``flag`` itself outside any). The result is the same for every env, so JAX keeps a
+    ``lax.cond`` on it a branch (under ``jax.vmap`` a cond on a per-env flag computes both sides)."""
+    out = flag.astype(jnp.int32)
+    for name in (ENV_AXIS, BATCH_AXIS):
+        try:
+            out = jax.lax.pmax(out, name)
+        except NameError:  # not inside a vmap of that name
+            continue
+    return out > 0
+
+
 def check_batch(data: mjx.Data, one: mjx.Data, env_id: str) -> None:
     """A Warp step's contact buffer (``data``'s) must hold the contacts of the envs it steps with, which
     its contact reads tell apart by crax's named vmaps (:func:`world_index`); ``one`` is the env's data

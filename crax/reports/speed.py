@@ -113,15 +113,41 @@ def gym_vector_table(results: Path) -> str:
 
 
 def sg_speed_table(results: Path) -> str:
+    """Safety-Gymnasium's steps/s (one env, one core) against crax's for the same ids, each id's latest
+    sitting: the state-based ids, then the Vision ids, a row per image size (``vision_size``: both
+    halves render an N×N image every step)."""
     rows = read_rows(results, "sg_speed.jsonl")
-    latest = {r["id"]: r for r in rows}  # each id's latest sitting; its ratios are within that sitting
+    latest = {(r["id"], r.get("vision_size")): r for r in rows}  # each id's (and image size's) latest sitting
     rows = list(latest.values())
     labels = {sitting: chr(ord("A") + i) for i, sitting in enumerate(dict.fromkeys(r["sitting"] for r in rows))}
+    state = [r for r in rows if "vision_size" not in r]
+    vision = [r for r in rows if "vision_size" in r]
+    lines = _sg_speed_rows(state, labels, "id") if state else []
+    if vision:
+        lines += [""] * bool(lines) + _sg_speed_rows(vision, labels, "Vision id (image)", vision=True)
+    lines.append("")
+    for sitting, label in labels.items():
+        group = [r for r in rows if r["sitting"] == sitting]
+        loads = [x for r in group for x in r["load_1min"]]
+        lines.append(f"Sitting {label}: {minute(sitting)} UTC, {group[0]['cpu_count']} cores, "
+                     f"{group[0].get('cpu', '')}, crax on one CPU device, load {min(loads):.1f}–{max(loads):.1f}.  ")
+    lines.append("Each row's rates were taken in one sitting; compare rows of different sittings by their ratios only. "
+                 "\"On all cores\" counts one Safety-Gymnasium process per core, each at the one-core rate.")
+    if vision:
+        renderers = sorted({r.get("sg_renderer", "not recorded") for r in vision})
+        lines[-1] += (" A Vision row's rates include rendering its image every step (a step is a frame), "
+                      f"Safety-Gymnasium's drawn by {', '.join(renderers)}; its \"on all cores\" is crax's "
+                      "steps/s per core over Safety-Gymnasium's per core.")
+    return "\n".join(lines)
+
+
+def _sg_speed_rows(rows: list[dict], labels: dict[str, str], first: str, vision: bool = False) -> list[str]:
+    """The head and rows of one block of :func:`sg_speed_table` (``vision``: the Vision ids')."""
     sizes = sorted({int(n) for r in rows for n in r["crax_steps_per_s"]})
     physics = any("crax_physics_steps_per_s" in r for r in rows)
     sg_budget = any("crax_sg_budget_steps_per_s" in r for r in rows)
-    lines = ["| id | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
-             + (" | crax bare physics, largest N" if physics else "")
+    lines = [f"| {first} | Safety-Gymnasium steps/s (1 env, 1 core) | " + " | ".join(f"crax steps/s N={n}" for n in sizes)
+             + (f" | crax bare physics{' (no image)' * vision}, largest N" if physics else "")
              + (" | crax, largest N, at Safety-Gymnasium's solver budget" if sg_budget else "")
              + " | crax at its largest N / Safety-Gymnasium on 1 core | on all cores | sitting |",
              "|---|---|" + "---|" * (len(sizes) + 3 + physics + sg_budget)]
@@ -136,17 +162,10 @@ def sg_speed_table(results: Path) -> str:
             full = r.get("crax_sg_budget_steps_per_s", {}).get(top)
             cells += f" | {full:,}" if full else (" | (its own)" if r.get("crax_budget") == [100, 50] else " | –")
         best = rates[top]
-        lines.append(f"| {r['id']} | {r['sg_steps_per_s']:,} | {cells} | {best / r['sg_steps_per_s']:.2g}× "
+        name = r["id"] + (f" ({r['vision_size']}×{r['vision_size']})" if "vision_size" in r else "")
+        lines.append(f"| {name} | {r['sg_steps_per_s']:,} | {cells} | {best / r['sg_steps_per_s']:.2g}× "
                      f"| {best / (r['sg_steps_per_s'] * r['cpu_count']):.2g}× | {labels[r['sitting']]} |")
-    lines.append("")
-    for sitting, label in labels.items():
-        group = [r for r in rows if r["sitting"] == sitting]
-        loads = [x for r in group for x in r["load_1min"]]
-        lines.append(f"Sitting {label}: {minute(sitting)} UTC, {group[0]['cpu_count']} cores, "
-                     f"{group[0].get('cpu', '')}, crax on one CPU device, load {min(loads):.1f}–{max(loads):.1f}.  ")
-    lines.append("Each row's rates were taken in one sitting; compare rows of different sittings by their ratios only. "
-                 "\"On all cores\" counts one Safety-Gymnasium process per core, each at the one-core rate.")
-    return "\n".join(lines)
+    return lines
 
 
 def xla_flags_table(results: Path) -> str:

@@ -26,3 +26,9 @@ class ImageSensor(Sensor):
     size = 0
     key: str
     shape: tuple[int, int, int]
+
+    def observe_every(self, ctx: Context, held: jax.Array, steps: jax.Array) -> jax.Array:
+        """The image after an episode's ``steps``-th step, given the last one (``held``): by default a
+        fresh :meth:`observe` every step (a camera may hold its frame between renders)."""
+        del held, steps
+        return self.observe(ctx)

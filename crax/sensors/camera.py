@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import mujoco
+import numpy as np
 
+from crax.core.batch import any_in_batch
 from crax.core.context import Context
 from crax.core.params import POSITIVE, Choice, Range
 from crax.sensors.base import ImageSensor
@@ -60,6 +62,11 @@ class CameraSensor(ImageSensor):
       near: the near plane's distance from the camera along its optical axis in metres (default
         :data:`NEAR`); None: the model's own, ``visual/map/znear`` times its extent (MuJoCo's renderer's;
         Safety-Gymnasium's Vision twins set their model's extent to Safety-Gymnasium's and use it).
+      period: render every ``period``-th step of an episode (its reset, then steps ``period``, ``2·period``,
+        …) and hold the last frame between (action-repeat papers' frame skip for the camera alone). A
+        batch skips the ray cast on the steps where none of its envs is due: envs that start their
+        episodes together (evaluation; training with ``desync_episodes`` off) save ``period``×; desynced
+        envs are each still rendered only when due, but the batch casts its rays nearly every step.
     """
 
     name = "camera"
@@ -67,11 +74,12 @@ class CameraSensor(ImageSensor):
         "width": Range(1, 1024, integer=True), "height": Range(1, 1024, integer=True),
         "channels": Choice(tuple(CHANNELS)), "fovy": Range(0.0, 180.0, lo_open=True, hi_open=True, optional=True),
         "depth_range": POSITIVE, "near": Range(0.0, None, optional=True),
+        "period": Range(1, None, integer=True),
     }
 
     def __init__(self, width: int = 64, height: int = 64, channels: str = "rgb", *, fovy: float | None = None,
                  depth_range: float = 5.0, key: str = "camera", camera: str = CAMERA,
-                 geomgroup: Sequence[int] = VISIBLE_GROUPS, near: float | None = NEAR):
+                 geomgroup: Sequence[int] = VISIBLE_GROUPS, near: float | None = NEAR, period: int = 1):
         if channels not in CHANNELS:
             raise ValueError(f"unknown camera channels {channels!r}; the choices are {', '.join(CHANNELS)}")
         geomgroup = tuple(int(g) for g in geomgroup)
@@ -82,6 +90,9 @@ class CameraSensor(ImageSensor):
         self.width, self.height, self.channels = int(width), int(height), channels
         self.fovy, self.depth_range, self.key, self.camera = fovy, float(depth_range), key, camera
         self.geomgroup, self.near = geomgroup, None if near is None else float(near)
+        if not (isinstance(period, int | np.integer) and period >= 1):
+            raise ValueError(f"the camera's period must be an integer >= 1 (render every period-th step), got {period!r}")
+        self.period = int(period)
         self.shape = (self.height, self.width, CHANNELS[channels])
 
     def bind(self, m: mujoco.MjModel) -> None:
@@ -101,6 +112,15 @@ class CameraSensor(ImageSensor):
             self.width, self.height, fovy, rgb=self.channels in ("rgb", "rgbd"),
             depth=self.channels in ("depth", "rgbd"), segmentation=self.channels == "segmentation",
             geomgroup=self.geomgroup, znear=znear, zfar=float(m.vis.map.zfar))
+
+    def observe_every(self, ctx: Context, held: jax.Array, steps: jax.Array) -> jax.Array:
+        """The image after an episode's ``steps``-th step, given the one ``held`` since: :meth:`observe`
+        when ``steps`` is a multiple of ``period``, else ``held``. The ray cast runs only when some env of
+        the batch is due (:func:`crax.core.batch.any_in_batch`)."""
+        if self.period == 1:
+            return self.observe(ctx)
+        due = steps % self.period == 0
+        return jax.lax.cond(any_in_batch(due), lambda: jnp.where(due, self.observe(ctx), held), lambda: held)
 
     def observe(self, ctx: Context) -> jax.Array:
         out = raycast.render(ctx.model, ctx.data, self.settings, self.camera_id)

@@ -202,12 +202,16 @@ class Suite(nnx.Module):
             agent_velocity=self.body.velocity(model, data),
         )
 
-    def observe(self, ctx: Context) -> Observation:
+    def observe(self, ctx: Context, previous: Observation | None = None, steps: jax.Array | None = None) -> Observation:
         """The body's observation and the sensors' readings concatenated, float32; with image sensors a
-        dict of that vector (:data:`~crax.core.observation.STATE`) and each image by its key."""
+        dict of that vector (:data:`~crax.core.observation.STATE`) and each image by its key. After a step
+        (``previous``, the last observation, and ``steps``, the episode's steps so far) an image sensor
+        may hold its last image (:meth:`~crax.sensors.base.ImageSensor.observe_every`)."""
         flat = [s for s in self.sensors if not isinstance(s, ImageSensor)]
         vector = jnp.concatenate([self.body.observe(ctx.data)] + [s.observe(ctx) for s in flat]).astype(jnp.float32)
-        images = {s.key: s.observe(ctx) for s in self.sensors if isinstance(s, ImageSensor)}
+        images = {s.key: s.observe(ctx) if previous is None or steps is None
+                  else s.observe_every(ctx, previous[s.key], steps)  # pyright: ignore[reportIndexIssue]
+                  for s in self.sensors if isinstance(s, ImageSensor)}
         return {STATE: vector, **images} if images else vector
 
     def costs(self, ctx: Context) -> dict[str, jax.Array]:

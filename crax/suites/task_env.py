@@ -359,7 +359,7 @@ class TaskEnv(Env):
         metrics.update(tr.extra_metrics)
         obs, reward, cost, metrics = jax.tree.map(
             lambda x: jnp.where(broken, jnp.zeros_like(x), x),
-            (self.suite.observe(ctx), tr.reward.astype(jnp.float32), cost, metrics),
+            (self.suite.observe(ctx, state.obs, steps), tr.reward.astype(jnp.float32), cost, metrics),
         )
         metrics["env/nonfinite_action"] = (~jnp.all(finite_action)).astype(jnp.float32)
         metrics["env/nonfinite_state"] = broken.astype(jnp.float32)

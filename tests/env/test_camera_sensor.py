@@ -13,6 +13,7 @@ import pytest
 
 import crax
 from crax.core import observation
+from crax.core.batch import ENV_AXIS
 from crax.core.mjx import mjx
 from crax.sensors.camera import ALL_GROUPS, VISIBLE_GROUPS, CameraSensor
 
@@ -107,3 +108,41 @@ def test_bad_camera_input_names_the_choices():
         crax.make("SafetyPointGoal0Vision-v0", vision_size=8, sensors={"camera": {"key": "vision"}})
     with pytest.raises(ValueError, match="unknown camera channels"):
         CameraSensor(channels="xyz")
+
+
+def test_a_render_period_holds_the_frame_and_a_batch_skips_the_ray_cast_when_none_is_due():
+    """``period=3``: a fresh image after steps 3, 6, …, the held one after the others; under crax's named
+    vmap the ray cast sits in a ``cond`` on whether any env is due, so a batch none of whose envs is due
+    casts no ray (a cond on a per-env flag would become a select that computes both sides)."""
+    env, look = env_and_look("depth")
+    fresh = look(jax.random.key(0))
+    sensor = next(s for s in env.suite.sensors if isinstance(s, CameraSensor))
+    every = CameraSensor(SIZE, SIZE, "depth", depth_range=DEPTH_RANGE, near=NEAR, period=3)
+    every.bind(env.mj_model)
+    held = jnp.zeros_like(fresh["camera"])
+    state = env.reset(jax.random.key(0))
+    body = env.body
+    qpos = body.place(jnp.asarray(body.qpos0, jnp.float32), jnp.zeros(2), jnp.zeros(()))
+
+    data = env.suite.move(state.data, {"goal": jnp.asarray([[-20.0, 0.0]])})
+    data = jax.jit(mjx.forward)(env.mjx_model, data.replace(qpos=data.qpos.at[slice(*body.qpos_adr)].set(qpos)))
+    ctx = env.suite.context(env.mjx_model, data, state.info["task"])
+
+    def one(steps, camera=every):
+        return camera.observe_every(ctx, held, steps)
+
+    batch = jax.jit(jax.vmap(one, axis_name=ENV_AXIS))
+    images = np.asarray(batch(jnp.asarray([3, 4, 6])))
+    np.testing.assert_array_equal(images[0], fresh["camera"])  # due: rendered, as the period-1 camera renders
+    np.testing.assert_array_equal(images[1], held)  # not due: the held frame
+    np.testing.assert_array_equal(images[2], fresh["camera"])
+    assert sensor.period == 1 and np.asarray(fresh["camera"]).any()
+    def jaxpr(camera):
+        return str(jax.make_jaxpr(jax.vmap(lambda n: one(n, camera), axis_name=ENV_AXIS))(jnp.asarray([4, 5])))
+
+    assert "cond[" in jaxpr(every) and "cond[" not in jaxpr(sensor)  # a branch, not a select of both sides
+    np.testing.assert_array_equal(batch(jnp.asarray([4, 5, 7])), np.zeros((3, *held.shape), np.uint8))
+    with pytest.raises(ValueError, match="period must be an integer >= 1"):
+        CameraSensor(period=0)
+    with pytest.raises(ValueError, match="period"):
+        crax.make("PointGoal1", sensors={"camera": {"period": 0}})

@@ -207,7 +207,7 @@ def test_a_warp_env_trains_on_one_device():
 def test_train_records_physics_only_when_not_the_default():
     from crax.cli.train import env_kwargs_of
 
-    args = types.SimpleNamespace(env=ENV_ID, constraint=(), sensor=(), env_param=(), physics="jax")
+    args = types.SimpleNamespace(env=ENV_ID, constraint=(), sensor=(), env_param=(), image_size=None, physics="jax")
     assert env_kwargs_of(args) is None
     assert env_kwargs_of(types.SimpleNamespace(**{**vars(args), "physics": "warp"})) == {"physics": "warp"}
     with pytest.raises(ValueError, match=r"--physics applies to registered env ids"):

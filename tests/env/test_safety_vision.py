@@ -9,11 +9,14 @@ import functools
 import json
 import pathlib
 
+import jax
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
 
 import crax
+from crax.core.env import Vmap
 from crax.gymnasium.env import CraxEnv
 from crax.suites.safety_gym.vision import EXTENT, FLOOR_SIZE, VISION_KEY, VISION_SUITES
 
@@ -102,3 +105,18 @@ def test_the_twins_scene_is_safety_gymnasiums(env_id):
     camera = next(s for s in suite.sensors if getattr(s, "key", None) == VISION_KEY)
     assert camera.settings.geomgroup == (1,) * mujoco.mjNGROUP
     assert camera.settings.znear * m.stat.extent == pytest.approx(0.01 * EXTENT[suite.task][suite.level])
+
+
+def test_vision_period_puts_the_ray_cast_in_a_branch_of_the_batched_step():
+    """``vision_period`` k > 1: the batched step renders in one ``cond`` on whether any env is due (traced,
+    not compiled; tests/env/test_camera_sensor.py checks what the branch returns)."""
+
+    def conds(**params):
+        env = Vmap(crax.make("SafetyPointGoal0Vision-v0", vision_size=8, **params), 2)
+        state = jax.eval_shape(env.reset, jax.random.key(0))
+        action = jax.ShapeDtypeStruct((2, env.action_size), jnp.float32)
+        return str(jax.make_jaxpr(env.step)(state, action)).count("cond[")
+
+    assert conds(vision_period=3) == conds() + 1
+    with pytest.raises(ValueError, match="vision_period"):
+        crax.make("SafetyPointGoal0Vision-v0", vision_period=0)

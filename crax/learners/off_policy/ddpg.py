@@ -13,8 +13,7 @@ from crax.core import observation
 from crax.core.params import ranged
 from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLearner
 from crax.learners.off_policy.losses import objective_loss
-from crax.learners.shared.encoders import EncoderKind
-from crax.learners.shared.networks import Activation, observation_mlp
+from crax.learners.shared.networks import MLP, Activation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,13 +26,12 @@ class DDPGFields:
 
 
 class DeterministicActor(nnx.Module):
-    """An MLP from the normalized observation to the pre-squash action u (on a structured observation,
-    with its own encoder: :func:`~crax.learners.shared.networks.observation_mlp`)."""
+    """An MLP from ``inputs`` features (the normalized observation, or the shared encoder's features of a
+    structured one) to the pre-squash action u."""
 
-    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
-                 activation: Activation = "swish", encoder: EncoderKind = "nature", encoder_features: int = 256):
-        self.net = observation_mlp(observation, hidden, action_size, rngs=rngs, activation=activation,
-                                   encoder=encoder, encoder_features=encoder_features)
+    def __init__(self, inputs: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
+                 activation: Activation = "swish"):
+        self.net = MLP(inputs, hidden, action_size, rngs=rngs, activation=activation)
 
     def __call__(self, x: Any) -> jax.Array:
         return self.net(x)
@@ -54,23 +52,22 @@ class DDPG(OffPolicyLearner, name="ddpg", config=DDPGConfig):
     config: DDPGFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 1
 
-    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
+    def build_actor(self, inputs: int, action_size: int, rngs: nnx.Rngs) -> None:
         c = self.config
         assert isinstance(c, OffPolicyConfig)
-        self.actor = DeterministicActor(observation_spec, action_size, tuple(c.actor_hidden), rngs=rngs,
-                                        activation=c.activation, **self.encoder_options())
+        self.actor = DeterministicActor(inputs, action_size, tuple(c.actor_hidden), rngs=rngs, activation=c.activation)
 
     def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        loc = self.actor(self.normalize(obs))
+        loc = self.actor(self.actor_input(obs))
         return loc, jnp.full_like(loc, self.config.exploration_noise)
 
     def deterministic_action(self, x: jax.Array) -> jax.Array:
-        return jnp.tanh(self.actor(x))
+        return jnp.tanh(self.actor(self.actor_features(x)))
 
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         return self.deterministic_action(x), jnp.zeros(observation.lead_shape(x))
 
     def actor_loss(self, actor, x, key):
-        q_r, q_c = self.critics(x, jnp.tanh(actor(x)))
+        q_r, q_c = self.critics(x, jnp.tanh(actor(self.actor_features(x))))
         loss = objective_loss(self.objective(q_r[0], q_c if self.cost_terms else q_c[..., 0]))
         return loss, {"loss/actor": loss}

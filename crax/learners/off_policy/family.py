@@ -3,8 +3,9 @@ multiplier rules), and its config.
 
 A learner holds the actor, one or two reward Q-networks (DDPG one, SAC and TD3 twins) and a cost
 Q-network (one output per budgeted term), their target copies, the observation normalizer and the multiplier state
-(on an observation with images, the actor and every Q-network own a convolutional encoder,
-:mod:`crax.learners.shared.encoders`, which their optimizers and the targets' averaging cover). Its trainer
+(on an observation with images, the critics hold the convolutional encoder the actor shares,
+:mod:`crax.learners.shared.encoders`: the critics' optimizer trains it, their target copy's averaging moves
+the target encoder, and the actor reads its features under ``stop_gradient``). Its trainer
 (:class:`crax.learners.off_policy.trainer.OffPolicyTrainer`) steps hundreds of envs per seed, writes
 their transitions into a replay buffer in device memory and takes ``updates_per_iteration``
 gradient steps on batches drawn from it, all inside one jitted call. Algorithms override hooks:
@@ -41,8 +42,9 @@ from crax.core.params import ranged
 from crax.learners.off_policy.losses import cost_target, critic_losses, polyak, reward_target
 from crax.learners.rules import LagrangianFields, PIDFields
 from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
+from crax.learners.shared.encoders import Encoder
 from crax.learners.shared.learner import Learner
-from crax.learners.shared.networks import Activation, observation_mlp
+from crax.learners.shared.networks import MLP, Activation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,20 +152,19 @@ class Critics(nnx.Module):
     """One or two reward Q-networks (``reward_critics``: DDPG one, SAC and TD3 twins) and one cost
     Q-network (one output per budgeted term), on the normalized observation and the action.
 
-    ``observation`` is a flat observation's size or an observation spec; on a structured observation each
-    Q-network owns an encoder (:func:`~crax.learners.shared.networks.observation_mlp`, ``encoder_options``),
-    and the target copy of the critics copies them, so the Polyak average moves the torsos too."""
+    ``inputs`` is the size of what the Q-networks read of an observation: a flat observation's size, or
+    ``encoder``'s features (on a structured observation: the learner's shared encoder, which the critics
+    hold, so that their optimizer trains it and their target copy holds the target encoder)."""
 
-    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
+    def __init__(self, inputs: int, action_size: int, hidden: tuple[int, ...], cost_outputs: int, *,
                  rngs: nnx.Rngs, reward_critics: int = 2, activation: Activation = "swish",
-                 encoder_options: dict[str, Any] | None = None):
+                 encoder: Encoder | None = None):
         if reward_critics not in (1, 2):
             raise ValueError(f"reward_critics must be 1 or 2, not {reward_critics}")
-        enc = encoder_options or {}
+        self.encoder = encoder
 
         def q(outputs: int):
-            return observation_mlp(observation, hidden, outputs, rngs=rngs, extra=action_size, activation=activation,
-                                   **enc)
+            return MLP(inputs + action_size, hidden, outputs, rngs=rngs, activation=activation)
 
         self.reward_q1 = q(1)
         if reward_critics == 2:
@@ -171,18 +172,25 @@ class Critics(nnx.Module):
         self.cost_q = q(cost_outputs)
         self.reward_critics = reward_critics
 
+    def features(self, x: Any) -> Any:
+        """What the Q-networks read at normalized observations: the encoder's features, or ``x``."""
+        return x if self.encoder is None else self.encoder(x)
+
     def reward(self, x: Any, action: jax.Array) -> jax.Array:
-        """The reward Q-values stacked ``(reward_critics, B)``."""
+        """The reward Q-values stacked ``(reward_critics, B)`` at normalized observations."""
+        f = self.features(x)
         nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
-        return jnp.stack([net(x, action)[..., 0] for net in nets])
+        return jnp.stack([net(f, action)[..., 0] for net in nets])
 
     def cost(self, x: Any, action: jax.Array) -> jax.Array:
-        """The cost Q-values ``(B, outputs)``."""
-        return self.cost_q(x, action)
+        """The cost Q-values ``(B, outputs)`` at normalized observations."""
+        return self.cost_q(self.features(x), action)
 
     def __call__(self, x: Any, action: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``(q_r, q_c)``: the reward values ``(reward_critics, B)`` and the cost values ``(B, outputs)``."""
-        return self.reward(x, action), self.cost(x, action)
+        f = self.features(x)
+        nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
+        return jnp.stack([net(f, action)[..., 0] for net in nets]), self.cost_q(f, action)
 
 
 def standard_normal(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
@@ -232,22 +240,29 @@ class OffPolicyLearner(Learner, name="off-policy", config=OffPolicyConfig):
     def __init__(self, config: OffPolicyConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         """``observation_spec``: one observation's shapes (:attr:`crax.core.env.Env.observation_spec`), or a
-        flat observation's size. On a structured observation the actor and every Q-network own an encoder."""
+        flat observation's size. On a structured observation the critics hold the encoder the actor shares."""
         self.setup_constraint(config, observation_spec, episode_length)
         self.action_size = action_size
-        self.build_actor(observation_spec, action_size, rngs)
+        inputs = self.network_inputs(observation_spec)
+        self.build_actor(inputs, action_size, rngs)
         hidden = tuple(config.critic_hidden)
         cost_outputs = max(1, len(self.cost_terms))
-        self.critics = Critics(observation_spec, action_size, hidden, cost_outputs, rngs=rngs,
+        self.critics = Critics(inputs, action_size, hidden, cost_outputs, rngs=rngs,
                                reward_critics=self.reward_critics, activation=config.activation,
-                               encoder_options=self.encoder_options())
+                               encoder=self.build_encoder(observation_spec, rngs))
         self.target_critics = nnx.clone(self.critics)
         self.init_multipliers()
 
-    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
-        """Creates ``self.actor`` (and any target of it) for observations of ``observation_spec`` (a spec,
-        or a flat observation's size), with :meth:`encoder_options` where they hold images."""
+    def build_actor(self, inputs: int, action_size: int, rngs: nnx.Rngs) -> None:
+        """Creates ``self.actor`` (and any target of it) on ``inputs`` features
+        (:meth:`~crax.learners.shared.learner.Learner.actor_features`: a flat observation, or the shared
+        encoder's features)."""
         raise NotImplementedError
+
+    @property
+    def feature_encoder(self) -> Encoder | None:
+        """The shared encoder: the online critics'."""
+        return self.critics.encoder
 
     def optimizers(self) -> nnx.Dict:
         """One Adam per part in :attr:`optimized` (actor and SAC's temperature at the actor's rate)."""

@@ -61,11 +61,10 @@ class SAC(OffPolicyLearner, name="sac", config=SACConfig):
     optimized: ClassVar[tuple[str, ...]] = ("actor", "critics", "temperature")
     config: SACFields  # type: ignore[assignment]  # with the OffPolicyConfig fields
 
-    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
+    def build_actor(self, inputs: int, action_size: int, rngs: nnx.Rngs) -> None:
         c = self.config
         assert isinstance(c, OffPolicyConfig)
-        self.actor = TanhGaussianActor(observation_spec, action_size, tuple(c.actor_hidden), rngs=rngs,
-                                       activation=c.activation, **self.encoder_options())
+        self.actor = TanhGaussianActor(inputs, action_size, tuple(c.actor_hidden), rngs=rngs, activation=c.activation)
         self.temperature = Temperature(self.config.init_alpha)
 
     @property
@@ -74,16 +73,16 @@ class SAC(OffPolicyLearner, name="sac", config=SACConfig):
         return -float(self.action_size) if target is None else float(target)
 
     def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        return self.actor(self.normalize(obs))
+        return self.actor(self.actor_input(obs))
 
     def alpha(self) -> jax.Array:
         return jax.lax.stop_gradient(self.temperature())
 
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return squashed_sample(self.actor, x, key)
+        return squashed_sample(self.actor, self.actor_features(x), key)
 
     def deterministic_action(self, x: jax.Array) -> jax.Array:
-        return jnp.tanh(self.actor(x)[0])
+        return jnp.tanh(self.actor(self.actor_features(x))[0])
 
     def entropy_bonus(self, logp: jax.Array) -> jax.Array:
         return -self.alpha() * logp
@@ -94,7 +93,7 @@ class SAC(OffPolicyLearner, name="sac", config=SACConfig):
         return self.critics.cost(x, action)
 
     def actor_loss(self, actor, x, key):
-        action, logp = squashed_sample(actor, x, key)
+        action, logp = squashed_sample(actor, self.actor_features(x), key)
         q_r, q_c = self.critics.reward(x, action), self.cost_value(x, action)
         # the entropy term is on the reward's side of the mix, so a multiplier divides it by 1 + λ too
         soft_q = soft_value(q_r, self.alpha(), logp)
@@ -104,7 +103,7 @@ class SAC(OffPolicyLearner, name="sac", config=SACConfig):
     def extra_update(self, optimizers, x, key):
         if not self.config.auto_alpha:
             return {"alpha": self.temperature()}
-        _, logp = squashed_sample(self.actor, x, key)
+        _, logp = squashed_sample(self.actor, self.actor_features(x), key)
         gap = jax.lax.stop_gradient(logp + self.entropy_target)
 
         def loss(temperature, gap):

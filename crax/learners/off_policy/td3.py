@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -48,13 +48,13 @@ class TD3(DDPG, name="td3", config=TD3Config):
     config: TD3Fields  # type: ignore[assignment]  # with the OffPolicyConfig fields
     reward_critics: ClassVar[int] = 2
 
-    def build_actor(self, observation_spec: Any, action_size: int, rngs: nnx.Rngs) -> None:
-        super().build_actor(observation_spec, action_size, rngs)
+    def build_actor(self, inputs: int, action_size: int, rngs: nnx.Rngs) -> None:
+        super().build_actor(inputs, action_size, rngs)
         self.target_actor = nnx.clone(self.actor)
 
     def target_action(self, x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         c = self.config
-        action = jnp.tanh(self.target_actor(x))
+        action = jnp.tanh(self.target_actor(self.actor_features(x)))
         noise = standard_normal(key, action.shape)
         return smoothed_action(action, noise, c.target_noise, c.noise_clip), jnp.zeros(action.shape[:-1])
 

@@ -19,11 +19,11 @@ import jax
 from flax import nnx
 
 from crax.core.params import ranged
-from crax.learners.off_policy.family import OffPolicyConfig, OffPolicyLagrangianFields, value_and_grad
+from crax.learners.off_policy.family import Critics, OffPolicyConfig, OffPolicyLagrangianFields, value_and_grad
 from crax.learners.off_policy.losses import gaussian_cvar, nonnegative_variance, variance_loss, variance_target
 from crax.learners.off_policy.sac import SAC, SACFields
 from crax.learners.off_policy.sac_lag import SACLag
-from crax.learners.shared.networks import Activation, observation_mlp
+from crax.learners.shared.networks import MLP, Activation
 
 __all__ = ["WCSAC", "CostVariance", "WCSACConfig", "WCSACFields"]
 
@@ -48,15 +48,14 @@ class WCSACConfig(WCSACFields, OffPolicyLagrangianFields, SACFields, OffPolicyCo
 
 
 class CostVariance(nnx.Module):
-    """V_c(s, a) ≥ 0, the variance of the cost return: an MLP on the normalized observation and the action,
-    one output per budgeted term (as the cost Q-network), through
-    :func:`~crax.learners.off_policy.losses.nonnegative_variance` (on a structured observation, with its
-    own encoder: :func:`~crax.learners.shared.networks.observation_mlp`)."""
+    """V_c(s, a) ≥ 0, the variance of the cost return: an MLP on ``inputs`` features and the action, one
+    output per budgeted term (as the cost Q-network), through
+    :func:`~crax.learners.off_policy.losses.nonnegative_variance`. It reads the normalized observation, or
+    on a structured one the critics' encoder's features under ``stop_gradient`` (:meth:`WCSAC.variance_input`)."""
 
-    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], outputs: int, *,
-                 rngs: nnx.Rngs, activation: Activation = "swish", encoder_options: dict[str, Any] | None = None):
-        self.net = observation_mlp(observation, hidden, outputs, rngs=rngs, extra=action_size, activation=activation,
-                                   **(encoder_options or {}))
+    def __init__(self, inputs: int, action_size: int, hidden: tuple[int, ...], outputs: int, *,
+                 rngs: nnx.Rngs, activation: Activation = "swish"):
+        self.net = MLP(inputs + action_size, hidden, outputs, rngs=rngs, activation=activation)
 
     def __call__(self, x: Any, action: jax.Array) -> jax.Array:
         """The variances ``(B, outputs)``."""
@@ -81,16 +80,22 @@ class WCSAC(SACLag, name="wcsac", config=WCSACConfig, budgets=True):
     def __init__(self, config: OffPolicyConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         super().__init__(config, observation_spec, action_size, episode_length, rngs=rngs)
-        self.variance = CostVariance(observation_spec, action_size, tuple(config.critic_hidden),
-                                     max(1, len(self.cost_terms)), rngs=rngs, activation=config.activation,
-                                     encoder_options=self.encoder_options())
+        self.variance = CostVariance(self.network_inputs(observation_spec), action_size, tuple(config.critic_hidden),
+                                     max(1, len(self.cost_terms)), rngs=rngs, activation=config.activation)
         self.target_variance = nnx.clone(self.variance)
 
     def cost_action(self, x_next: jax.Array, a_next: jax.Array) -> jax.Array:
         return a_next
 
     def cost_value(self, x: jax.Array, action: jax.Array) -> jax.Array:
-        return gaussian_cvar(self.critics.cost(x, action), self.variance(x, action), self.config.risk_level)
+        return gaussian_cvar(self.critics.cost(x, action), self.variance(self.variance_input(x), action),
+                             self.config.risk_level)
+
+    def variance_input(self, x: Any, critics: Critics | None = None) -> Any:
+        """What the variance network reads at normalized observations: the features of ``critics``'
+        encoder (default: the online critics'; the target variance reads the target critics') under
+        ``stop_gradient``, or ``x`` on a flat observation."""
+        return jax.lax.stop_gradient((critics or self.critics).features(x))
 
     def variance_targets(self, batch: dict[str, jax.Array], key: jax.Array) -> jax.Array:
         """The variance critic's regression targets ``(B, outputs)``
@@ -100,7 +105,7 @@ class WCSAC(SACLag, name="wcsac", config=WCSACConfig, budgets=True):
         a_next, _ = self.target_action(x_next, key)
         q_c = self.critics.cost(self.normalize(batch["obs"]), batch["action"])
         y_v = variance_target(batch["cost"], batch["discount"], self.target_critics.cost(x_next, a_next),
-                              self.target_variance(x_next, a_next), q_c)
+                              self.target_variance(self.variance_input(x_next, self.target_critics), a_next), q_c)
         return jax.lax.stop_gradient(y_v)
 
     def update(self, optimizers: nnx.Dict, batch: dict[str, jax.Array], key: jax.Array,
@@ -114,7 +119,8 @@ class WCSAC(SACLag, name="wcsac", config=WCSACConfig, budgets=True):
             value = variance_loss(v_c, y_v)
             return value, {"loss/critic_cost_variance": value, "q/cost_variance": v_c.mean()}
 
-        (_, metrics), grads = value_and_grad(loss, self.variance, self.normalize(batch["obs"]), batch["action"], y_v)
+        x = self.variance_input(self.normalize(batch["obs"]))
+        (_, metrics), grads = value_and_grad(loss, self.variance, x, batch["action"], y_v)
         optimizers["variance"].update(self.variance, grads)
         return {**super().update(optimizers, batch, key, step), **metrics}
 

@@ -73,8 +73,7 @@ class CUP(ConstrainedPPO, name="cup", config=CUPConfig, rule=LagrangianRule, bud
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
         c = self.config
         k_critics, k_perf, k_proj = jax.random.split(key, 3)
-        metrics = self.fit_critics(optimizer, batch.samples, k_critics)
-        x = jax.lax.stop_gradient(self.normalize(batch.samples["obs"]))
+        x = self.actor_input(batch.samples["obs"])  # before the critics' regression moves a shared encoder
         start = jax.lax.stop_gradient(self.actor(x))
         samples = {**batch.samples, "x": x}
         lam = self.rule.weight()
@@ -100,6 +99,7 @@ class CUP(ConstrainedPPO, name="cup", config=CUPConfig, rule=LagrangianRule, bud
         proj = self.minibatch_epochs(self.actor_optimizer, {**samples, "perf_loc": mid[0], "perf_scale": mid[1]},
                                      k_proj, projection, module=self.actor,
                                      stop=lambda a: kl_from(mid)(a) > c.target_kl)
+        metrics = self.fit_critics(optimizer, batch.samples, k_critics)
         return {
             **metrics, **{k: v for k, v in perf.items() if k != "epochs"},
             "loss/cup_projection": proj["loss/cup_projection"],

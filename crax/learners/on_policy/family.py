@@ -2,8 +2,9 @@
 
 A learner is an ``nnx.Module`` holding the actor, the reward and cost critics, the observation
 normalizer and its multiplier state (``Multiplier`` variables). On an observation with images
-(:mod:`crax.core.observation`) the actor and each critic own a convolutional encoder
-(:mod:`crax.learners.shared.encoders`); every update below then trains each network's encoder with it.
+(:mod:`crax.core.observation`) it also holds one convolutional encoder the actor and the critics share
+(:mod:`crax.learners.shared.encoders`): the critics' value loss trains it, the actor reads its features
+under ``stop_gradient``.
 Algorithms subclass it and override only hooks:
 
 * penalty hooks: :meth:`ConstrainedPPO.advantage` (how ``Â_r`` and ``Â_c`` mix into the advantage
@@ -48,7 +49,7 @@ from crax.learners.on_policy.losses import (
 from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
 from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.shared.learner import Learner
-from crax.learners.shared.networks import Activation, ActorStd, TanhGaussianActor, gaussian_kl, observation_mlp
+from crax.learners.shared.networks import MLP, Activation, ActorStd, TanhGaussianActor, gaussian_kl
 from crax.learners.shared.optimizers import GradClip, LrDecay, learner_optimizer
 
 CostAdvantage = Literal["center", "standardize", "none"]
@@ -232,15 +233,15 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
     def __init__(self, config: PPOConfig, observation_spec: Any, action_size: int, episode_length: int, *,
                  rngs: nnx.Rngs):
         """``observation_spec``: one observation's shapes (:attr:`crax.core.env.Env.observation_spec`), or a
-        flat observation's size. On a structured observation the actor and each critic own an encoder."""
+        flat observation's size. On a structured observation the actor and the critics share an encoder."""
         self.setup_constraint(config, observation_spec, episode_length)
-        act, enc = config.activation, self.encoder_options()
-        self.actor = TanhGaussianActor(observation_spec, action_size, tuple(config.actor_hidden), rngs=rngs,
-                                       activation=act, std=config.actor_std, **enc)
-        self.reward_critic = observation_mlp(observation_spec, tuple(config.critic_hidden), 1, rngs=rngs,
-                                             activation=act, **enc)
-        self.cost_critic = observation_mlp(observation_spec, tuple(config.critic_hidden), max(1, len(self.cost_terms)),
-                                           rngs=rngs, activation=act, **enc)
+        self.encoder = self.build_encoder(observation_spec, rngs)
+        act, inputs = config.activation, self.network_inputs(observation_spec)
+        self.actor = TanhGaussianActor(inputs, action_size, tuple(config.actor_hidden), rngs=rngs,
+                                       activation=act, std=config.actor_std)
+        self.reward_critic = MLP(inputs, tuple(config.critic_hidden), 1, rngs=rngs, activation=act)
+        self.cost_critic = MLP(inputs, tuple(config.critic_hidden), max(1, len(self.cost_terms)), rngs=rngs,
+                               activation=act)
         self.init_multipliers()
 
     # ---- hooks --------------------------------------------------------------------------------
@@ -342,10 +343,10 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
 
     def value_loss(self, mb: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
         """The critics' regression loss, ``value_loss_coef`` × (MSE of the reward critic + summed MSE of
-        the cost critic's outputs + ``critic_l2`` × their parameters' Σθ²) against the GAE targets, and
-        its metrics. Its gradient is taken in
+        the cost critic's outputs + ``critic_l2`` × their parameters' Σθ², the shared encoder's included)
+        against the GAE targets, and its metrics; it alone trains the encoder. Its gradient is taken in
         chunks of ``critic_chunk`` rows (:func:`~crax.learners.shared.gradients.chunked_mean`)."""
-        graphdef, params, rest = nnx.split((self.reward_critic, self.cost_critic), nnx.Param, ...)
+        graphdef, params, rest = nnx.split(self._critic_nets(), nnx.Param, ...)
         coef, l2 = self.config.value_loss_coef, self.config.critic_l2
 
         def loss(params: nnx.State, b: dict[str, jax.Array]) -> tuple[jax.Array, dict[str, jax.Array]]:
@@ -388,8 +389,8 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
     # ---- shared pieces ------------------------------------------------------------------------
 
     def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        """Location and scale of the pre-squash Gaussian at raw observations."""
-        return self.actor(self.normalize(obs))
+        """Location and scale of the pre-squash Gaussian at raw observations (:meth:`actor_input`)."""
+        return self.actor(self.actor_input(obs))
 
     def squash(self, u: jax.Array) -> jax.Array:
         return jnp.clip(u, -1.0, 1.0) if self.config.action_squash == "clip" else jnp.tanh(u)
@@ -399,11 +400,18 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
         of ``critic_chunk`` rows, as the critics' gradient is: :func:`~crax.learners.shared.gradients.chunked_rows`)."""
         x = self.normalize(obs)
         rows = observation.rows(x)
-        critics = (self.reward_critic, self.cost_critic)
-        return chunked_rows(lambda c: self._critics(critics, c), x, self.config.critic_chunk_rows(rows))
+        nets = self._critic_nets()
+        return chunked_rows(lambda c: self._critics(nets, c), x, self.config.critic_chunk_rows(rows))
 
-    def _critics(self, critics: tuple[Any, Any], x: Any) -> tuple[jax.Array, jax.Array]:
-        """Reward and cost values of ``critics`` (reward, cost) at normalized observations."""
-        reward_critic, cost_critic = critics
-        cost = cost_critic(x)
-        return reward_critic(x)[..., 0], cost if self.cost_terms else cost[..., 0]
+    def _critic_nets(self) -> tuple[Any, ...]:
+        """What the critics' values are computed by: the reward and cost critics, after the shared encoder
+        when there is one."""
+        critics = (self.reward_critic, self.cost_critic)
+        return critics if self.encoder is None else (self.encoder, *critics)
+
+    def _critics(self, nets: tuple[Any, ...], x: Any) -> tuple[jax.Array, jax.Array]:
+        """Reward and cost values of ``nets`` (:meth:`_critic_nets`' layout) at normalized observations."""
+        *encoder, reward_critic, cost_critic = nets
+        f = encoder[0](x) if encoder else x
+        cost = cost_critic(f)
+        return reward_critic(f)[..., 0], cost if self.cost_terms else cost[..., 0]

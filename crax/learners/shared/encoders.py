@@ -1,19 +1,19 @@
-"""What a network sees of a structured observation: convolutional torsos over its images, their features
+"""What the networks see of a structured observation: convolutional torsos over its images, their features
 concatenated with the normalized state vector (:mod:`crax.core.observation`).
 
-A network on a dict observation (``{"state": (n,) float32, "<image key>": (H, W, C) uint8, ...}``) is an
-:class:`Encoded` module: an :class:`Encoder`, which runs one torso per image entry on the image scaled to
-[0, 1] (uint8 / 255) and concatenates the torsos' features with the state vector (normalized by the
-learner's running :class:`~crax.learners.shared.networks.Normalizer`, which sees the state vector only),
-then the network's MLP on those features. A network on a flat observation is the plain MLP, with the
-parameter tree and the numbers it always had: :func:`crax.learners.shared.networks.observation_mlp`
-builds either.
-
-Each network (the actor, the reward and cost critics, every off-policy Q-network, their target copies)
-owns its own encoder, as Brax's vision PPO networks each own their CNN: every gradient path the learners
-take (PPO's joint loss, the critics' chunked regression, the trust-region step over the actor's
-parameters, the off-policy actor's and critics' optimizers, the targets' Polyak averaging) covers the
-torso of the network it updates and no other, so none of them routes a shared encoder's gradient.
+On a dict observation (``{"state": (n,) float32, "<image key>": (H, W, C) uint8, ...}``) a learner holds one
+:class:`Encoder`, shared by its actor and its critics (as DrQ and SAC-AE share theirs): one torso per image
+entry on the image scaled to [0, 1] (uint8 / 255), their features concatenated with the state vector
+(normalized by the learner's running :class:`~crax.learners.shared.networks.Normalizer`, which sees the
+state vector only). The actor and the critics are MLPs on those features. The critics' losses train the
+encoder; the actor reads its features under ``stop_gradient`` (an actor's gradient through a shared torso
+destabilises it: Yarats et al. 2021, SAC-AE). Every family follows that rule the same way: the PPO
+family's joint loss and the critics' chunked regression reach the encoder through the critics' terms
+alone; the trust-region step moves the actor's MLP (it steps before the critics refit, so its reference
+policy is the rollout's); the off-policy critics own the encoder (their optimizer trains it, their target
+copy holds the target encoder the Polyak average moves). One encoder instead of one per network runs a
+third of the convolutions (docs/DECISIONS.md, decision 87). A flat observation has no encoder: the
+networks read the normalized vector, with the parameter trees and the numbers they always had.
 
 Torsos (the learner config's ``encoder``):
 
@@ -53,6 +53,16 @@ def observation_spec(observation_or_size: Any) -> Any:
         return jax.ShapeDtypeStruct((observation_or_size,), jnp.float32)
     observation.check(observation_or_size)
     return observation_or_size
+
+
+def feature_size(spec: Any, features: int) -> int:
+    """The length of the features the networks read for observations of ``spec`` (a spec, or a flat
+    observation's size): ``features`` per image entry plus the state vector's size on a structured
+    observation (:class:`Encoder`), the observation's size on a flat one."""
+    spec = observation_spec(spec)
+    if not observation.is_structured(spec):
+        return observation.flat_size(spec)
+    return features * len(observation.images(spec)) + observation.state_size(spec)
 
 
 def _window(cells: int) -> int:
@@ -161,21 +171,8 @@ class Encoder(nnx.Module):
             raise ValueError("an Encoder needs an observation with at least one image entry")
         self.images = nnx.Dict({k: ImageEncoder(tuple(shapes[k].shape), kind, features, rngs=rngs)
                                 for k in sorted(shapes)})
-        self.size = features * len(shapes) + observation.state_size(spec)
+        self.size = feature_size(spec, features)
 
     def __call__(self, x: dict[str, jax.Array]) -> jax.Array:
         parts = [self.images[k](x[k]) for k in sorted(self.images)]
         return jnp.concatenate([*parts, observation.state(x).astype(jnp.float32)], axis=-1)
-
-
-class Encoded(nnx.Module):
-    """A network on a structured observation: its own :class:`Encoder`, then ``head`` (an
-    :class:`~crax.learners.shared.networks.MLP`) on the encoder's features and any ``extra`` inputs (a
-    Q-network's action), concatenated in that order."""
-
-    def __init__(self, encoder: Encoder, head: Any):
-        self.encoder = encoder
-        self.head = head
-
-    def __call__(self, x: dict[str, jax.Array], *extra: jax.Array) -> jax.Array:
-        return self.head(jnp.concatenate([self.encoder(x), *extra], axis=-1))

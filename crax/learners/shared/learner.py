@@ -14,8 +14,10 @@ every family uses the same way:
 * environment hooks :meth:`Learner.wrap_env` and :meth:`Learner.training_reward`, and
   :meth:`Learner.learner_env`, the env the learner sees (``wrap_env``, then ``frame_stack``'s stacking);
 * observations: flat, or a dict of the state vector and images (:mod:`crax.core.observation`); the
-  normalizer standardizes the state vector alone (:meth:`Learner.normalize`), each network's own encoder
-  scales the images (:mod:`crax.learners.shared.encoders`);
+  normalizer standardizes the state vector alone (:meth:`Learner.normalize`); one encoder shared by the
+  actor and the critics turns a structured observation into features (:meth:`Learner.build_encoder`,
+  :meth:`Learner.encode`; the actor reads them under ``stop_gradient``, :meth:`Learner.actor_input`;
+  :mod:`crax.learners.shared.encoders`);
 * acting: :meth:`Learner.policy` gives the location and scale of the pre-squash Gaussian at raw
   observations; the env receives :meth:`Learner.env_action` of ``loc + scale·ε`` (sampled) or of ``loc``
   (deterministic): :meth:`Learner.squash` (``tanh``, or a clip for the PPO family's
@@ -40,7 +42,7 @@ from crax.core.env import Env
 from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier, logged_values
 from crax.learners.shared import risk
 from crax.learners.shared.config import RunConfig
-from crax.learners.shared.encoders import observation_spec
+from crax.learners.shared.encoders import Encoder, feature_size, observation_spec
 from crax.learners.shared.frame_stack import FrameStack
 from crax.learners.shared.networks import Normalizer
 
@@ -195,8 +197,9 @@ class Learner(nnx.Module):
         return jax.lax.stop_gradient(variable[...])
 
     def normalize(self, obs: Any) -> Any:
-        """The observation the networks take: the state vector standardized by the running normalizer
-        (with ``normalize_observations``), any images as they are (each network's encoder scales them)."""
+        """The observation the encoder (or, on a flat observation, the networks) takes: the state vector
+        standardized by the running normalizer (with ``normalize_observations``), any images as they are
+        (the encoder scales them)."""
         if not self.config.normalize_observations:
             return obs
         if observation.is_structured(obs):
@@ -208,11 +211,42 @@ class Learner(nnx.Module):
         state vector alone (images are scaled, not standardized)."""
         self.normalizer.update(observation.state(obs))
 
-    def encoder_options(self) -> dict[str, Any]:
-        """The encoder arguments of :func:`~crax.learners.shared.networks.observation_mlp` from the config
-        (used only where the observation holds images)."""
-        return {"encoder": getattr(self.config, "encoder", "nature"),
-                "encoder_features": getattr(self.config, "encoder_features", 256)}
+    def network_inputs(self, observation_or_size: Any) -> int:
+        """The size of what the actor and the critics read for observations of ``observation_or_size``
+        (a spec, or a flat observation's size): the encoder's features on a structured observation, the
+        observation's size on a flat one (:func:`~crax.learners.shared.encoders.feature_size`)."""
+        return feature_size(observation_or_size, getattr(self.config, "encoder_features", 256))
+
+    def build_encoder(self, observation_or_size: Any, rngs: nnx.Rngs) -> Encoder | None:
+        """The encoder the actor and the critics share on a structured observation (torso ``encoder``,
+        ``encoder_features`` per image, from the config); None on a flat one (no parameters drawn from
+        ``rngs``, so a flat observation's networks keep their numbers)."""
+        spec = observation_spec(observation_or_size)
+        if not observation.is_structured(spec):
+            return None
+        return Encoder(spec, getattr(self.config, "encoder", "nature"), getattr(self.config, "encoder_features", 256),
+                       rngs=rngs)
+
+    @property
+    def feature_encoder(self) -> Encoder | None:
+        """The shared encoder (None on a flat observation): the learner's ``encoder`` attribute; the
+        off-policy family's critics hold it, with its target copy."""
+        return getattr(self, "encoder", None)
+
+    def encode(self, x: Any) -> Any:
+        """The features the networks read at normalized observations ``x``: the shared encoder's, or ``x``
+        itself on a flat observation. Gradients reach the encoder through them (the critics' losses)."""
+        encoder = self.feature_encoder
+        return x if encoder is None else encoder(x)
+
+    def actor_features(self, x: Any) -> Any:
+        """What the actor reads at normalized observations ``x``: :meth:`encode` under ``stop_gradient``
+        (the actor's losses do not train the shared encoder)."""
+        return jax.lax.stop_gradient(self.encode(x))
+
+    def actor_input(self, obs: Any) -> Any:
+        """What the actor reads at raw observations: :meth:`actor_features` of :meth:`normalize`."""
+        return self.actor_features(self.normalize(obs))
 
     def bound(self) -> jax.Array:
         """The episodic budget d (per budgeted term: shape :attr:`cost_shape`)."""

@@ -1,5 +1,6 @@
-"""Networks shared by every learner: MLPs, the tanh-squashed Gaussian actor, observation normalizer, and
-:func:`observation_mlp`, a network on a flat or a structured observation (:mod:`crax.learners.shared.encoders`)."""
+"""Networks shared by every learner: MLPs, the tanh-squashed Gaussian actor and the observation normalizer.
+They read flat inputs: a flat observation, or the shared encoder's features of a structured one
+(:mod:`crax.learners.shared.encoders`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,6 @@ from typing import Any, Literal
 import jax
 import jax.numpy as jnp
 from flax import nnx
-
-from crax.core import observation
-from crax.learners.shared.encoders import Encoded, Encoder, EncoderKind, observation_spec
 
 
 class NormalizerStat(nnx.Variable):
@@ -75,23 +73,6 @@ class MLP(nnx.Module):
         return self.layers[-1](x)
 
 
-def observation_mlp(observation_or_size: Any, hidden: tuple[int, ...], dout: int, *, rngs: nnx.Rngs, extra: int = 0,
-                    final_scale: float = 1.0, activation: Activation = "swish", encoder: EncoderKind = "nature",
-                    encoder_features: int = 256) -> MLP | Encoded:
-    """A network from an observation (and ``extra`` more inputs) to ``dout`` outputs. For a flat
-    observation (its spec, or its size) the :class:`MLP` on ``size + extra`` inputs, built as ever (the
-    same parameter tree and, from the same ``rngs``, the same numbers); for a structured one an
-    :class:`~crax.learners.shared.encoders.Encoded` network: its own
-    :class:`~crax.learners.shared.encoders.Encoder` (torso ``encoder``, ``encoder_features`` per image)
-    and the MLP on the features. Either is called as ``net(x, *extra)``, ``x`` the normalized observation."""
-    spec = observation_spec(observation_or_size)
-    if not observation.is_structured(spec):
-        return MLP(observation.flat_size(spec) + extra, hidden, dout, rngs=rngs, final_scale=final_scale,
-                   activation=activation)
-    enc = Encoder(spec, encoder, encoder_features, rngs=rngs)
-    return Encoded(enc, MLP(enc.size + extra, hidden, dout, rngs=rngs, final_scale=final_scale, activation=activation))
-
-
 class Normalizer(nnx.Module):
     """Running mean / variance of observations, merged batch-wise (Chan et al.'s parallel update).
 
@@ -132,19 +113,17 @@ class TanhGaussianActor(nnx.Module):
     those of ``u``: the tanh Jacobian is the same for the old and the new policy at a stored ``u``, so it
     cancels in every probability ratio and KL.
 
-    ``observation`` is a flat observation's size or an observation spec (:func:`observation_mlp`: on a
-    structured observation ``net`` holds the actor's own encoder, ``encoder`` and ``encoder_features``).
+    ``inputs`` is the size of what it reads: a flat observation, or the learner's encoder's features
+    (:func:`crax.learners.shared.encoders.feature_size`).
     """
 
-    def __init__(self, observation: Any, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
-                 min_std: float = 1e-3, activation: Activation = "swish", std: ActorStd = "state",
-                 encoder: EncoderKind = "nature", encoder_features: int = 256):
+    def __init__(self, inputs: int, action_size: int, hidden: tuple[int, ...], *, rngs: nnx.Rngs,
+                 min_std: float = 1e-3, activation: Activation = "swish", std: ActorStd = "state"):
         if std not in ("state", "parameter"):
             raise ValueError(f"unknown actor_std {std!r}; the choices are state, parameter")
         self.std = std
         outputs = 2 * action_size if std == "state" else action_size
-        self.net = observation_mlp(observation, hidden, outputs, rngs=rngs, final_scale=0.01, activation=activation,
-                                   encoder=encoder, encoder_features=encoder_features)
+        self.net = MLP(inputs, hidden, outputs, rngs=rngs, final_scale=0.01, activation=activation)
         if std == "parameter":
             self.log_std = nnx.Param(jnp.zeros((action_size,), jnp.float32))
         self.min_std = min_std

@@ -5,7 +5,7 @@ pure functions in :mod:`crax.learners.trust_region.steps`, all jittable and free
 * :class:`PolicySpace`: the actor as a function of one flat parameter vector on the iteration's
   batch, with the surrogates and the KL the steps and the line search evaluate, and its Fisher operator.
 * :class:`TrustRegionPPO`: the base of ``trpo-lag``, ``cpo``, ``pcpo`` and ``crpo``. Its update hook
-  regresses the critics with the base's value loss, then steps the actor by
+  steps the actor, then regresses the critics with the base's value loss; the step is
   :meth:`TrustRegionPPO.actor_step` (default: TRPO on the advantage the
   :meth:`~crax.learners.on_policy.family.ConstrainedPPO.advantage` hook mixes).
 * :class:`LinearizedPPO`: the base of ``cpo`` and ``pcpo``, whose step is a closed form of the linearized
@@ -83,9 +83,9 @@ class LinearizedConfig(TrustRegionConfig):
 class PolicySpace:
     """The actor as a function of one flat parameter vector θ on one iteration's batch.
 
-    ``theta`` is the actor's current parameters (on an observation with images, its encoder's too: the
-    step moves the whole actor); ``dist(θ)`` the Gaussians at the batch's (normalized)
-    observations; the reference policy π_old of the KL and the Fisher is the actor at ``theta`` (after
+    ``theta`` is the actor's current parameters (its MLP's: on an observation with images the shared
+    encoder is the critics' to train); ``dist(θ)`` the Gaussians at what the actor reads of the batch's
+    observations (:meth:`~crax.learners.shared.learner.Learner.actor_input`); the reference policy π_old of the KL and the Fisher is the actor at ``theta`` (after
     this iteration's normalizer update); probability ratios are taken against the rollout policy's
     stored log-probabilities, as in PPO.
     """
@@ -94,7 +94,7 @@ class PolicySpace:
         graphdef, params, rest = nnx.split(learner.actor, nnx.Param, ...)
         self.theta, self._unravel = ravel_pytree(params)
         self._graphdef, self._rest = graphdef, rest
-        self._x = jax.lax.stop_gradient(learner.normalize(samples["obs"]))
+        self._x = learner.actor_input(samples["obs"])
         self._u, self._logp = samples["u"], samples["logp"]
         self.ref = jax.lax.stop_gradient(self.dist(self.theta))
 
@@ -136,10 +136,14 @@ class TrustRegionPPO(ConstrainedPPO, name="trust-region", config=TrustRegionConf
     config: TrustRegionConfig  # the instance of Config that __init__ stores
 
     def policy_update(self, optimizer: nnx.Optimizer, batch: IterationBatch, key: jax.Array) -> dict[str, jax.Array]:
-        metrics = self.fit_critics(optimizer, batch.samples, key)
+        """The actor's step, then the critics' regression: on an observation with images the regression
+        moves the shared encoder, so the step is taken on the features the rollout's policy saw (its
+        reference policy is the rollout's; the two parts are independent otherwise, and the order does not
+        change a flat observation's numbers)."""
         space = PolicySpace(self, batch.samples)
         step, stats = self.actor_step(space, batch)
         nnx.update(self.actor, space.params(space.theta + step))
+        metrics = self.fit_critics(optimizer, batch.samples, key)
         return {**metrics, **stats}
 
     def actor_step(self, space: PolicySpace, batch: IterationBatch) -> tuple[jax.Array, dict[str, jax.Array]]:

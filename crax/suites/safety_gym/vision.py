@@ -65,10 +65,13 @@ is 0.01 times this (MuJoCo's ``visual/map/znear``): 2.9 cm for Goal at level 1, 
 
 class VisionTwin(SafetyGymSuite):
     """What every Vision twin adds to its state-based suite: put first among a twin's bases
-    (``class SafetyGoalVision(VisionTwin, SafetyGoal)``); its ``params`` are the suite's and ``vision_size``."""
+    (``class SafetyGoalVision(VisionTwin, SafetyGoal)``); its ``params`` are the suite's, ``vision_size`` and ``vision_period``."""
 
     vision_params = {"vision_size": Param(256, Range(8, 1024, integer=True),
-                                          "side of the square camera image in pixels (Safety-Gymnasium's: 256)")}
+                                          "side of the square camera image in pixels (Safety-Gymnasium's: 256)"),
+                     "vision_period": Param(1, Range(1, 1000, integer=True),
+                                            "render the image every this many steps, holding the last frame between "
+                                            "(Safety-Gymnasium's: 1)")}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,11 +81,11 @@ class VisionTwin(SafetyGymSuite):
         if state_based.floor_size is None:
             cls.floor_size = FLOOR_SIZE
 
-    def __init__(self, body: Body, level: int, *, vision_size: int = 256, **overrides: Any):
+    def __init__(self, body: Body, level: int, *, vision_size: int = 256, vision_period: int = 1, **overrides: Any):
         super().__init__(body, level, **overrides)
         self.vision_size = int(vision_size)
         self.sensors.append(CameraSensor(self.vision_size, self.vision_size, "rgb", key=VISION_KEY,
-                                         **self.camera_view()))
+                                         period=int(vision_period), **self.camera_view()))
 
     def build(self, spec: mujoco.MjSpec) -> None:
         super().build(spec)
