@@ -193,4 +193,10 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    cli = tyro.cli(Args)
+    try:
+        main(cli)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM, after the run checkpointed itself
+        if not cli.run_dir:
+            raise
+        raise SystemExit(f"stopped; the same command resumes the run in {cli.run_dir}") from None
