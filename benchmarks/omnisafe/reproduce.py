@@ -70,7 +70,8 @@ def run(learner: str, env_id: str, extra: list[str]) -> int:
 
 def final(folder: pathlib.Path) -> dict[str, float] | None:
     """A cell's numbers from its metrics: per seed the episode-weighted mean return and cost of its last
-    ``LAST`` iterations, then mean and std over seeds; the steps done and the hours taken."""
+    ``LAST`` iterations, then mean and std over seeds; the steps done, the hours taken and whether the run
+    has ended (its last iteration is the last whole one under 1e7 steps)."""
     path = folder / "metrics.jsonl"
     if not path.exists():
         return None
@@ -101,8 +102,9 @@ def final(folder: pathlib.Path) -> dict[str, float] | None:
         return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 
     (ret, ret_sd), (cost, cost_sd) = stats(0), stats(1)
+    done = (folder / "results.json").exists()  # written when the run's last iteration and final evaluation end
     return {"return": ret, "return_std": ret_sd, "cost": cost, "cost_std": cost_sd, "steps": steps,
-            "seeds": len(seeds), "hours": seconds / 3600}
+            "seeds": len(seeds), "hours": seconds / 3600, "done": done}
 
 
 def table() -> str:
@@ -119,7 +121,8 @@ def table() -> str:
             continue
         lines.append(f"| {learner} | {env_id} | {theirs_r} | {mine['return']:.2f} ± {mine['return_std']:.2f} | "
                      f"{theirs_c} | {mine['cost']:.2f} ± {mine['cost_std']:.2f} | "
-                     f"{mine['steps'] / 1e6:.2f}M of 10M ({mine['seeds']} seeds) | {mine['hours']:.1f} |")
+                     f"{mine['steps'] / 1e6:.2f}M of 10M ({mine['seeds']} seeds{'; done' * mine['done']}) | "
+                     f"{mine['hours']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
