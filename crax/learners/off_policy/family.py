@@ -42,7 +42,7 @@ from crax.core.params import ranged
 from crax.learners.off_policy.losses import cost_target, critic_losses, polyak, reward_target
 from crax.learners.rules import LagrangianFields, PIDFields
 from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
-from crax.learners.shared.encoders import Encoder
+from crax.learners.shared.encoders import Encoder, encoded
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import MLP, Activation
 
@@ -174,11 +174,14 @@ class Critics(nnx.Module):
 
     def features(self, x: Any) -> Any:
         """What the Q-networks read at normalized observations: the encoder's features, or ``x``."""
-        return x if self.encoder is None else self.encoder(x)
+        return encoded(self.encoder, x)
 
     def reward(self, x: Any, action: jax.Array) -> jax.Array:
         """The reward Q-values stacked ``(reward_critics, B)`` at normalized observations."""
-        f = self.features(x)
+        return self._reward(self.features(x), action)
+
+    def _reward(self, f: Any, action: jax.Array) -> jax.Array:
+        """The reward Q-values stacked ``(reward_critics, B)`` at features ``f``."""
         nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
         return jnp.stack([net(f, action)[..., 0] for net in nets])
 
@@ -188,9 +191,8 @@ class Critics(nnx.Module):
 
     def __call__(self, x: Any, action: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``(q_r, q_c)``: the reward values ``(reward_critics, B)`` and the cost values ``(B, outputs)``."""
-        f = self.features(x)
-        nets = [self.reward_q1, self.reward_q2] if self.reward_critics == 2 else [self.reward_q1]
-        return jnp.stack([net(f, action)[..., 0] for net in nets]), self.cost_q(f, action)
+        f = self.features(x)  # encoded once for both
+        return self._reward(f, action), self.cost_q(f, action)
 
 
 def standard_normal(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:

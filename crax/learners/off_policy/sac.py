@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -71,9 +71,6 @@ class SAC(OffPolicyLearner, name="sac", config=SACConfig):
     def entropy_target(self) -> float:
         target = self.config.target_entropy
         return -float(self.action_size) if target is None else float(target)
-
-    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        return self.actor(self.actor_input(obs))
 
     def alpha(self) -> jax.Array:
         return jax.lax.stop_gradient(self.temperature())

@@ -47,6 +47,7 @@ from crax.learners.on_policy.losses import (
     value_regression,
 )
 from crax.learners.shared.config import ConstraintConfig, ObservationConfig, RunConfig
+from crax.learners.shared.encoders import encoded
 from crax.learners.shared.gradients import chunk_count, chunked_mean, chunked_rows
 from crax.learners.shared.learner import Learner
 from crax.learners.shared.networks import MLP, Activation, ActorStd, TanhGaussianActor, gaussian_kl
@@ -388,10 +389,6 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
 
     # ---- shared pieces ------------------------------------------------------------------------
 
-    def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        """Location and scale of the pre-squash Gaussian at raw observations (:meth:`actor_input`)."""
-        return self.actor(self.actor_input(obs))
-
     def squash(self, u: jax.Array) -> jax.Array:
         return jnp.clip(u, -1.0, 1.0) if self.config.action_squash == "clip" else jnp.tanh(u)
 
@@ -403,15 +400,14 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
         nets = self._critic_nets()
         return chunked_rows(lambda c: self._critics(nets, c), x, self.config.critic_chunk_rows(rows))
 
-    def _critic_nets(self) -> tuple[Any, ...]:
-        """What the critics' values are computed by: the reward and cost critics, after the shared encoder
-        when there is one."""
-        critics = (self.reward_critic, self.cost_critic)
-        return critics if self.encoder is None else (self.encoder, *critics)
+    def _critic_nets(self) -> tuple[Any, Any, Any]:
+        """What the critics' values are computed by: the shared encoder (None on a flat observation), the
+        reward critic and the cost critic."""
+        return self.encoder, self.reward_critic, self.cost_critic
 
-    def _critics(self, nets: tuple[Any, ...], x: Any) -> tuple[jax.Array, jax.Array]:
+    def _critics(self, nets: tuple[Any, Any, Any], x: Any) -> tuple[jax.Array, jax.Array]:
         """Reward and cost values of ``nets`` (:meth:`_critic_nets`' layout) at normalized observations."""
-        *encoder, reward_critic, cost_critic = nets
-        f = encoder[0](x) if encoder else x
+        encoder, reward_critic, cost_critic = nets
+        f = encoded(encoder, x)
         cost = cost_critic(f)
         return reward_critic(f)[..., 0], cost if self.cost_terms else cost[..., 0]

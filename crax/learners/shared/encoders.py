@@ -176,3 +176,9 @@ class Encoder(nnx.Module):
     def __call__(self, x: dict[str, jax.Array]) -> jax.Array:
         parts = [self.images[k](x[k]) for k in sorted(self.images)]
         return jnp.concatenate([*parts, observation.state(x).astype(jnp.float32)], axis=-1)
+
+
+def encoded(encoder: Encoder | None, x: Any) -> Any:
+    """The features the networks read at normalized observations ``x``: ``encoder``'s, or ``x`` itself (a
+    flat observation has no encoder)."""
+    return x if encoder is None else encoder(x)

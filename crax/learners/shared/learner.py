@@ -42,7 +42,7 @@ from crax.core.env import Env
 from crax.learners.rules.rule import ConstraintRule, ControllerState, Multiplier, logged_values
 from crax.learners.shared import risk
 from crax.learners.shared.config import RunConfig
-from crax.learners.shared.encoders import Encoder, feature_size, observation_spec
+from crax.learners.shared.encoders import Encoder, encoded, feature_size, observation_spec
 from crax.learners.shared.frame_stack import FrameStack
 from crax.learners.shared.networks import Normalizer
 
@@ -76,6 +76,8 @@ class Learner(nnx.Module):
     cost_terms: tuple[str, ...]
     cost_shape: tuple[int, ...]
     normalizer: Normalizer
+    actor: Any
+    """The policy network a family builds (on :meth:`actor_input`'s features)."""
 
     def __init_subclass__(cls, *, name: str | None = None, config: type[Any] | None = None,
                           rule: type[ConstraintRule] | None = None, budgets: bool | None = None,
@@ -172,8 +174,9 @@ class Learner(nnx.Module):
         return self.rule.mix(reward, cost) if self.rule is not None else reward
 
     def policy(self, obs: Any) -> tuple[jax.Array, jax.Array]:
-        """Location and scale of the pre-squash Gaussian at raw observations (the family defines it)."""
-        raise NotImplementedError(f"{type(self).__qualname__} defines no policy")
+        """Location and scale of the pre-squash Gaussian at raw observations: the actor's at
+        :meth:`actor_input` (a learner whose actor gives no scale, DDPG's, overrides it)."""
+        return self.actor(self.actor_input(obs))
 
     def squash(self, u: jax.Array) -> jax.Array:
         """The action in [−1, 1] for the pre-squash action ``u``: ``tanh(u)`` (a family may clip instead)."""
@@ -236,8 +239,7 @@ class Learner(nnx.Module):
     def encode(self, x: Any) -> Any:
         """The features the networks read at normalized observations ``x``: the shared encoder's, or ``x``
         itself on a flat observation. Gradients reach the encoder through them (the critics' losses)."""
-        encoder = self.feature_encoder
-        return x if encoder is None else encoder(x)
+        return encoded(self.feature_encoder, x)
 
     def actor_features(self, x: Any) -> Any:
         """What the actor reads at normalized observations ``x``: :meth:`encode` under ``stop_gradient``
