@@ -88,6 +88,12 @@ class Env(abc.ABC):
     def action_size(self) -> int: ...
 
     @property
+    def action_shape(self) -> tuple[int, ...]:
+        """The shape of one env's action: ``(action_size,)``; ``(agents, action_size)`` for a
+        :class:`~crax.core.multi_agent.MultiAgentEnv`."""
+        return (self.action_size,)
+
+    @property
     @abc.abstractmethod
     def episode_length(self) -> int: ...
 
@@ -134,6 +140,10 @@ class Wrapper(Env):
         return self.env.action_size
 
     @property
+    def action_shape(self) -> tuple[int, ...]:
+        return self.env.action_shape
+
+    @property
     def episode_length(self) -> int:
         return self.env.episode_length
 
@@ -173,8 +183,12 @@ class EpisodeStats(Wrapper):
         state = self.env.reset(key)
         zero = jnp.zeros((), jnp.float32)
         terms = {k: zero for k in self._terms(state.metrics)}
-        info = {**state.info, "episode": {**{k: zero for k in (*self._KEYS, "partial")}, "terms": terms}}
-        metrics = {**state.metrics, **{f"episode/{k}": zero for k in (*self._KEYS, "done", *terms)}}
+        # a multi-agent env's return and cost are per agent (crax.core.multi_agent)
+        totals = {"return": jnp.zeros_like(state.reward), "cost": jnp.zeros_like(state.cost), "length": zero,
+                  "cost_peak": jnp.zeros_like(state.cost)}
+        info = {**state.info, "episode": {**totals, "partial": zero, "terms": terms}}
+        metrics = {**state.metrics, **{f"episode/{k}": v for k, v in totals.items()},
+                   **{f"episode/{k}": zero for k in ("done", *terms)}}
         return state.replace(info=info, metrics=metrics)
 
     def step(self, state: State, action: jax.Array) -> State:
@@ -276,9 +290,10 @@ class Vmap(Wrapper):
         return jax.vmap(self.env.reset, axis_name=ENV_AXIS)(keys)
 
     def step(self, state: State, action: jax.Array) -> State:
-        expected = (self.num_envs, self.env.action_size)
+        expected = (self.num_envs, *self.env.action_shape)
         if tuple(action.shape) != expected:
-            raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} (num_envs, action_size)")
+            what = "(num_envs, agents, action_size)" if len(expected) == 3 else "(num_envs, action_size)"
+            raise ValueError(f"action has shape {tuple(action.shape)}; expected {expected} {what}")
         return jax.vmap(self.env.step, axis_name=ENV_AXIS)(state, action)
 
 

@@ -78,6 +78,11 @@ class SafetyVelocity(Suite):
         its agent among :attr:`planar_speed_agents`."""
         return body.speed_xy or body.agent in self.planar_speed_agents
 
+    def speed(self, body: SafetyGymLocomotion, v: jax.Array) -> jax.Array:
+        """What the cost compares with τ, from the planar velocity ``v``: its norm (:meth:`planar_speed`)
+        or its x component."""
+        return jnp.linalg.norm(v) if self.planar_speed(body) else v[0]
+
     @classmethod
     def served_id(cls, agent: str, level: int) -> str:
         """Safety-Gymnasium's id for ``agent`` (the level is not part of it)."""
@@ -110,7 +115,7 @@ class SafetyVelocity(Suite):
     def transition(self, model, before, data, task, action):
         body = self.body
         v = (body.planar_point(data) - body.planar_point(before)) / body.dt
-        speed = jnp.linalg.norm(v) if self.planar_speed(body) else v[0]
+        speed = self.speed(body, v)
         rewards = {
             "forward": body.forward_reward_weight * v[0],
             "healthy": jnp.asarray(body.healthy_reward, jnp.float32),
