@@ -132,14 +132,14 @@ def bench(env: TaskEnv, num_envs: int, *, steps: int | None = None, repeats: int
 
     def env_rollout(state, key):
         def body(s, k):
-            a = jax.random.uniform(k, (local, env.action_size), minval=-1.0, maxval=1.0)
+            a = jax.random.uniform(k, (local, *env.action_shape), minval=-1.0, maxval=1.0)  # a multi-agent env's: (agents, a)
             return local_env.step(s, a), None
 
         return jax.lax.scan(body, state, jax.random.split(key, steps))[0]
 
     def physics_rollout(data, key):
         def body(d, k):
-            a = jax.random.uniform(k, (local, env.action_size), minval=-1.0, maxval=1.0)
+            a = jax.random.uniform(k, (local, env.unwrapped.action_size), minval=-1.0, maxval=1.0)
             d = d.replace(ctrl=jax.vmap(env.body.ctrl)(a))
             d = jax.lax.scan(lambda d, _: (jax.vmap(stepping.step, (None, 0))(model, d), None), d, None, skip)[0]
             return d, None

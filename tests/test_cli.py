@@ -39,6 +39,8 @@ def check_list(stdout: str) -> None:
     assert "navigation" in lines["Spider"] and "suites: Button, Circle, Goal, Push, SpiderLegs, Velocity" in lines["Spider"]
     assert "arm" in lines["Reacher"] and lines["Reacher"].endswith("suites: Reach")
     assert "planar" in lines["Hopper"] and lines["Hopper"].endswith("suites: Pathway, Velocity")
+    assert "multi-agent learners: mappo-lag" in stdout and "SafetyMAHalfCheetah2x3Velocity-v0" in stdout
+    assert "mappo-lag" not in stdout.split("learners: ", 1)[1].split("\n", 1)[0]  # not among the single-agent ones
 
 
 def test_list_prints_registry(capsys):

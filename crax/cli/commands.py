@@ -34,7 +34,8 @@ commands:
 
 @dataclasses.dataclass(frozen=True)
 class ListCmd:
-    """Prints the registry: bodies, suites with their levels, env ids (by catalogue) and learners."""
+    """Prints the registry: bodies, suites with their levels, env ids (by catalogue, then the multi-agent ones) and
+    learners (single- and multi-agent)."""
 
     def run(self) -> None:
         import crax
@@ -52,9 +53,16 @@ class ListCmd:
         for name, catalogue in reg.catalogues.items():  # every id, by the catalogue that lists it
             print(f"{catalogue.title}:")
             print("  " + (" ".join(reg.env_ids(name)) or "(none)"))
+        from crax.tasks.multi_agent import ma_ids
+
+        print("Safety-Gymnasium's multi-agent velocity tasks (make_ma), by id:")
+        print("  " + " ".join(ma_ids()))
         for kind in ("sensors", "hazards", "constraints"):
             print(f"{kind}: {', '.join(sorted(reg.table(kind)))}")
-        print(f"learners: {', '.join(sorted(reg.learners)) or '(none)'}")
+        single = sorted(n for n, c in reg.learners.items() if not getattr(c, "multi_agent", False))
+        multi = sorted(n for n, c in reg.learners.items() if getattr(c, "multi_agent", False))
+        print(f"learners: {', '.join(single) or '(none)'}")
+        print(f"multi-agent learners: {', '.join(multi) or '(none)'}")
 
 
 @dataclasses.dataclass(frozen=True)

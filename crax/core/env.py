@@ -141,7 +141,8 @@ class Wrapper(Env):
 
     @property
     def action_shape(self) -> tuple[int, ...]:
-        return self.env.action_shape
+        # the wrapped env's, its last axis this wrapper's action_size (which a wrapper may change)
+        return (*self.env.action_shape[:-1], self.action_size)
 
     @property
     def episode_length(self) -> int:

@@ -17,13 +17,13 @@ PettingZoo-style faces use.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from crax.core.env import Wrapper
+from crax.core.env import Env, State, Wrapper
 
 
 class MultiAgentEnv(Wrapper):
@@ -86,3 +86,54 @@ class MultiAgentEnv(Wrapper):
 
 def _mask(sizes: Sequence[int]) -> np.ndarray:
     return np.arange(max(sizes))[None, :] < np.asarray(sizes)[:, None]
+
+
+class TeamView(Wrapper):
+    """A :class:`MultiAgentEnv` as one flat env for a centralised learner (MAPPO's view): the observation is
+    every agent's row (zero-padded, ``agents · o``) followed by the global state, the action is every agent's
+    row flattened (``agents · a``; a padded entry is ignored), the reward and cost are the agents' means
+    (the team's reward and cost where the agents share them, as in Safe MaMuJoCo). :attr:`layout` is
+    ``(agents, o, a, global state size)``, what a learner needs to cut the rows apart again."""
+
+    def __init__(self, env: Env):
+        super().__init__(env)
+        agents = multi_agent(env)
+        obs = cast(jax.ShapeDtypeStruct, agents.state_shapes.obs)  # a multi-agent env's rows are flat
+        self.agents = agents
+        self.layout = (agents.num_agents, int(obs.shape[-1]), agents.action_size, agents.global_state_size)
+
+    @property
+    def action_size(self) -> int:
+        return self.layout[0] * self.layout[2]
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        return (self.action_size,)
+
+    def _view(self, state: State) -> State:
+        obs = jnp.concatenate([cast(jax.Array, state.obs).reshape(-1), state.info["global_state"]])
+        return state.replace(obs=obs, reward=jnp.mean(state.reward), cost=jnp.mean(state.cost),
+                             info={**state.info, "agents": {"reward": state.reward, "cost": state.cost}})
+
+    def reset(self, key: jax.Array) -> State:
+        return self._view(self.env.reset(key))
+
+    def step(self, state: State, action: jax.Array) -> State:
+        agents, o = self.layout[0], self.layout[1]
+        info = {k: v for k, v in state.info.items() if k != "agents"}
+        inner = state.replace(obs=cast(jax.Array, state.obs)[: agents * o].reshape(agents, o), reward=state.info["agents"]["reward"],
+                              cost=state.info["agents"]["cost"], info=info)
+        return self._view(self.env.step(inner, action.reshape(self.agents.action_shape)))
+
+
+def multi_agent(env: Env) -> MultiAgentEnv:
+    """The :class:`MultiAgentEnv` ``env`` is or wraps (through :class:`~crax.core.env.Wrapper`'s ``env``);
+    a ValueError naming what it found otherwise."""
+    found = env
+    while not isinstance(found, MultiAgentEnv):
+        if not isinstance(found, Wrapper):
+            raise ValueError(f"a multi-agent learner trains on a multi-agent env (crax.core.multi_agent.MultiAgentEnv, "
+                             f"e.g. crax.tasks.multi_agent.make_ma); got {type(env).__name__} over "
+                             f"{type(found).__name__}")
+        found = found.env
+    return found

@@ -32,6 +32,7 @@ from crax.learners.on_policy.family import (
 )
 from crax.learners.on_policy.focops import FOCOPS, FOCOPSConfig
 from crax.learners.on_policy.ipo import IPO, IPOConfig
+from crax.learners.on_policy.mappo_lag import MAPPOLag, MAPPOLagConfig
 from crax.learners.on_policy.omnisafe_defaults import OmniSafeLagrangeFields, OmniSafePPOConfig
 from crax.learners.on_policy.p3o import P3O, P3OConfig
 from crax.learners.on_policy.pdo import PDO, PDOConfig
@@ -67,7 +68,7 @@ from crax.learners.trust_region.trpo_pid import TRPOPID, TRPOPIDConfig
 from crax.learners.trust_region.trpo_saute import TRPOSaute, TRPOSauteConfig
 from crax.learners.trust_region.trpo_simmer_pid import TRPOSimmerPID, TRPOSimmerPIDConfig
 
-BUILTIN_LEARNERS: tuple[type[Learner], ...] = (PPO, PPOCost, PPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO,
+BUILTIN_LEARNERS: tuple[type[Learner], ...] = (PPO, PPOCost, PPOLag, MAPPOLag, PPOPID, PPOSaute, P3O, FOCOPS, CRPO,
                                                TRPOLag, CPO, PCPO, CUP, TRPO, TRPOPID, CPPOPID, RCPO, PDO, IPO,
                                                TRPOSaute, PPOSimmerPID, TRPOSimmerPID, PPOEarlyTerminated,
                                                TRPOEarlyTerminated, SAC, SACLag, SACPID, DDPG, DDPGLag,
@@ -136,6 +137,8 @@ __all__ = [
     "PPOConfig",
     "PPOCost",
     "PPOCostConfig",
+    "MAPPOLag",
+    "MAPPOLagConfig",
     "PPOLag",
     "PPOLagConfig",
     "PPOPID",

@@ -50,10 +50,15 @@ def env_class(env_id: str) -> type[Env]:
 
 
 def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Env:
-    """``crax.make(env_id, **env_kwargs)``, or ``EnvClass(**env_kwargs)`` for ``module:EnvClass`` ids."""
+    """``crax.make(env_id, **env_kwargs)``, ``EnvClass(**env_kwargs)`` for ``module:EnvClass`` ids, or a
+    multi-agent task for a multi-agent id (:func:`crax.tasks.multi_agent.make_ma_id`)."""
     env_kwargs = dict(env_kwargs or {})
     if ":" in env_id:
         return env_class(env_id)(**env_kwargs)
+    from crax.tasks import multi_agent
+
+    if env_id in multi_agent.ma_ids():
+        return multi_agent.make_ma_id(env_id, **env_kwargs)
     import crax
 
     return crax.make(env_id, **env_kwargs)

@@ -11,8 +11,9 @@ from tests.learners.toy_env import ToyEnv
 
 TOY_ENV_ID = "tests.learners.toy_env:ToyEnv"
 
-PPO_FAMILY = [c for c in BUILTIN_LEARNERS if issubclass(c, ConstrainedPPO)]
-"""The built-in learners of the PPO family (the off-policy family's are tests/learners/test_off_policy.py's)."""
+PPO_FAMILY = [c for c in BUILTIN_LEARNERS if issubclass(c, ConstrainedPPO) and not c.multi_agent]
+"""The built-in single-agent learners of the PPO family (MAPPO-Lag's are tests/learners/test_mappo_lag.py's, the
+off-policy family's tests/learners/test_off_policy.py's)."""
 
 TINY = dict(
     num_envs=8, unroll_length=4, batch_size=4, num_minibatches=4, num_epochs=2,

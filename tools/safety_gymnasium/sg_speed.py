@@ -24,6 +24,10 @@ and, on Mesa's llvmpipe, on one thread, ``LP_NUM_THREADS=1``, unless the environ
 ray-cast camera). Its JSON line adds ``vision_size`` and ``sg_renderer``, the GL renderer that drew
 Safety-Gymnasium's images (llvmpipe: on the CPU). Vision steps are slower: ``--sg-steps 500
 --crax-steps 2000 --num-envs 1 16 64`` keeps a 256×256 sitting short.
+
+A multi-agent id (``SafetyMAHalfCheetah2x3Velocity-v0``, crax's name for ``make_ma("HalfCheetah", "2x3")``)
+steps Safety-Gymnasium's ``make_ma`` env with every agent's random action on its side and ``crax bench`` of
+``crax.tasks.multi_agent.make_ma_id`` on crax's: one step moves all agents on both.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -45,6 +50,39 @@ IDS = ("SafetyPointGoal1-v0", "SafetyPointButton1-v0", "SafetyAntVelocity-v1")
 def is_vision(env_id: str) -> bool:
     """A Safety-Gymnasium Vision id (its observation has a ``vision`` image)."""
     return "Vision-" in env_id
+
+
+MULTI_AGENT = re.compile(r"SafetyMA(?P<scenario>[A-Za-z]+?)(?P<conf>\d+x\d+d?)Velocity-v0")
+"""crax's ids of Safety-Gymnasium's ``make_ma(scenario, agent_conf)`` tasks (crax.tasks.multi_agent.ma_ids)."""
+
+
+def measure_sg_multi_agent(env_id: str, steps: int, seed: int = 0) -> dict:
+    """Safety-Gymnasium's random-action steps/s of ``make_ma(scenario, agent_conf)`` (one step moves every
+    agent), one env on one core, reset when an episode ends."""
+    import warnings
+
+    import numpy as np
+    import safety_gymnasium
+
+    match = MULTI_AGENT.fullmatch(env_id)
+    assert match, env_id
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = safety_gymnasium.make_ma(match["scenario"], match["conf"])
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    spaces = {a: env.action_space(a) for a in env.possible_agents}
+    resets = 0
+    t = time.perf_counter()
+    for _ in range(steps):
+        actions = {a: rng.uniform(s.low, s.high).astype(np.float32) for a, s in spaces.items()}
+        _, _, _, terminated, truncated, _ = env.step(actions)
+        if any(terminated.values()) or (truncated if isinstance(truncated, bool) else any(truncated.values())):
+            env.reset()
+            resets += 1
+    seconds = time.perf_counter() - t
+    return {"id": env_id, "sg_steps_per_s": steps / seconds, "sg_steps": steps, "sg_resets": resets,
+            "safety_gymnasium": safety_gymnasium.__version__, "agents": len(spaces)}
 
 
 def measure_sg(env_id: str, steps: int, seed: int = 0, vision_size: int | None = None) -> dict:
@@ -101,7 +139,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.measure_sg:
         for env_id in args.ids:
-            print(json.dumps(measure_sg(env_id, args.sg_steps, vision_size=args.vision_size)), flush=True)
+            row = (measure_sg_multi_agent(env_id, args.sg_steps) if MULTI_AGENT.fullmatch(env_id)
+                   else measure_sg(env_id, args.sg_steps, vision_size=args.vision_size))
+            print(json.dumps(row), flush=True)
         return
     if not args.sg_python:
         parser.error("--sg-python is required: a Python 3.10 with safety-gymnasium==1.0.0")
@@ -109,6 +149,7 @@ def main() -> None:
     import crax
     from crax.bench import bench, host_cpu
     from crax.core import observation
+    from crax.tasks.multi_agent import make_ma_id
 
     sitting = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     load_before = os.getloadavg()[0]
@@ -123,7 +164,7 @@ def main() -> None:
     for env_id in args.ids:
         # a Vision id at the size Safety-Gymnasium's half rendered (and asserted)
         kwargs = {"vision_size": sg[env_id]["vision_size"]} if "vision_size" in sg[env_id] else {}
-        env = crax.make(env_id, **kwargs)
+        env = make_ma_id(env_id) if MULTI_AGENT.fullmatch(env_id) else crax.make(env_id, **kwargs)
         if kwargs:
             shape = observation.images(env.observation_spec)["vision"].shape
             assert tuple(shape[-3:]) == (kwargs["vision_size"],) * 2 + (3,), shape

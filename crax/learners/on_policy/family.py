@@ -368,7 +368,7 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
         """PPO's minibatch loss: :meth:`policy_loss` + the critics' value loss − ``entropy_cost`` × entropy."""
         c = self.config
         loc, scale = self.policy(mb["obs"])
-        ratio = probability_ratio(mb["u"], loc, scale, mb["logp"])
+        ratio = self.probability_ratio(mb, loc, scale)
         kl = gaussian_kl(loc, scale, mb["loc"], mb["scale"])
         policy_loss, extra = self.policy_loss(
             PolicyBatch(ratio=ratio, adv_r=mb["adv_r"], adv_c=mb["adv_c"], kl=kl, violation=violation)
@@ -388,6 +388,11 @@ class ConstrainedPPO(Learner, name="constrained-ppo", config=PPOConfig):
         return loss, metrics
 
     # ---- shared pieces ------------------------------------------------------------------------
+
+    def probability_ratio(self, mb: dict[str, jax.Array], loc: jax.Array, scale: jax.Array) -> jax.Array:
+        """ρ of the minibatch's actions under the Gaussian ``(loc, scale)`` against the rollout's policy,
+        one per sample (a multi-agent learner's: one per sample and agent)."""
+        return probability_ratio(mb["u"], loc, scale, mb["logp"])
 
     def squash(self, u: jax.Array) -> jax.Array:
         return jnp.clip(u, -1.0, 1.0) if self.config.action_squash == "clip" else jnp.tanh(u)

@@ -65,6 +65,8 @@ class Learner(nnx.Module):
     """The constraint rule the learner is composed of (None: no rule, the cost is not weighed)."""
     supports_budgets: ClassVar[bool] = False
     """Whether the hooks handle per-term budgets (a cost signal, violation and multipliers of shape (K,))."""
+    multi_agent: ClassVar[bool] = False
+    """Whether the learner trains on a multi-agent env (:mod:`crax.core.multi_agent`) rather than a single-agent one."""
     reads_bound: ClassVar[bool] = True
     """Whether training depends on ``safety_bound`` (False for learners that read neither it nor
     ``budgets``): a sweep then trains the learner once per env, and the summary table judges that
@@ -137,6 +139,14 @@ class Learner(nnx.Module):
             self.episodes_seen = ControllerState(jnp.zeros((), jnp.int32))
 
     # ---- hooks --------------------------------------------------------------------------------
+
+    @classmethod
+    def configure(cls, config: Any, env: Env) -> Any:
+        """Config hook: the config the learner trains with on ``env`` (the env as given, before any
+        wrapper). Default: ``config`` itself; a learner whose networks take their shape from the env
+        (the multi-agent ones: agents and their rows) fills those fields here. Must be idempotent (a
+        resumed run's saved config passes through it again)."""
+        return config
 
     @classmethod
     def wrap_env(cls, env: Env, config: Any) -> Env:

@@ -84,8 +84,7 @@ class Transition:
 def episode_metrics(tr: Transition) -> dict[str, jax.Array]:
     """The iteration's episode statistics (means over the episodes that ended in it), event counts, the
     shield's and safety layer's means (``shield/intervened``: the fraction of steps whose action it replaced)
-    and per-step
-    costs, as every family logs them."""
+    and per-step costs, as every family logs them."""
     done = tr.episode["done"]
     n_done = done.sum()
     per_episode = lambda x: jnp.sum(x * done) / jnp.maximum(n_done, 1.0)  # noqa: E731
@@ -114,6 +113,7 @@ class BaseTrainer:
             raise ValueError(f"config must be a {learner_cls.Config.__qualname__} for learner "
                              f"{learner_cls.name!r}, got {type(config).__qualname__}")
         startup.start_work()  # compile cache and host devices (crax/devices/startup.py)
+        config = learner_cls.configure(config, env)
         self.learner_cls = learner_cls
         self.config = config
         self._check_constraint_kind()
