@@ -8,14 +8,15 @@ from typing import Any
 
 from crax.core.params import check
 from crax.core.partition import PartitionedEnv
-from crax.suites.safety_gym.multi_velocity import NOT_SERVED, SCENARIOS, SafetyMultiVelocity
+from crax.suites.safety_gym.multi_velocity import SCENARIOS, SafetyMultiVelocity
 from crax.suites.task_env import TaskEnv
 from crax.tasks.catalog import ENV_PARAMETERS, parse_id
 
 
 def ma_ids() -> dict[str, tuple[str, str]]:
-    """Every multi-agent id crax serves, with its (scenario, agent_conf)."""
-    return {f"SafetyMA{scenario}{conf}Velocity-v0": (scenario, conf)
+    """Every multi-agent id crax serves, with its (scenario, agent_conf); ``|`` is spelt ``-`` in an id
+    (``SafetyMAHumanoid9-8Velocity-v0``)."""
+    return {f"SafetyMA{scenario}{conf.replace('|', '-')}Velocity-v0": (scenario, conf)
             for scenario, s in SCENARIOS.items() for conf in s.parts}
 
 
@@ -29,8 +30,7 @@ def make_ma(scenario: str, agent_conf: str, agent_obsk: int = 1, **overrides: An
       ValueError: an unknown scenario or partition (the message lists those served), a bad parameter.
     """
     if scenario not in SCENARIOS:
-        later = f"; {scenario} {'/'.join(NOT_SERVED[scenario])} is not served yet" if scenario in NOT_SERVED else ""
-        raise ValueError(f"unknown multi-agent scenario {scenario!r}; valid choices: {', '.join(SCENARIOS)}{later}")
+        raise ValueError(f"unknown multi-agent scenario {scenario!r}; valid choices: {', '.join(SCENARIOS)}")
     parts = SCENARIOS[scenario].parts
     if agent_conf not in parts:
         raise ValueError(f"unknown agent_conf {agent_conf!r} for {scenario}; valid choices: {', '.join(parts)}")

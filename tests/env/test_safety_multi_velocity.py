@@ -6,7 +6,6 @@ v_x); the agent axis through the batched training stack."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import jax
@@ -15,12 +14,13 @@ import numpy as np
 import pytest
 
 from crax.core.env import State, wrap_for_training
-from crax.core.partition import Node, Partition, PartitionedEnv, Read
+from crax.core.partition import SOURCES, Node, Partition, PartitionedEnv, Read
 from crax.tasks.multi_agent import ma_ids, make_ma, make_ma_id
 from tests.env import c_forward
 from tests.env.safety_gym_reference import load
 
 PAIRS = [tuple(name.split()) for name in load("safety_multi_velocity_reference.json")["tasks"]]
+"""Every (scenario, agent_conf) Safety-Gymnasium's make_ma serves, as recorded."""
 ROLLOUT_OBS_ATOL = {"HalfCheetah": 2.5e-2}
 REWARD_ATOL = {"HalfCheetah": 5e-3}
 HORIZON = {("HalfCheetah 2x3", "backward"): 5}
@@ -45,7 +45,11 @@ def test_agents_spaces_and_threshold_are_safety_gymnasiums(envs, pair):
     assert list(env.agents) == rec["agents"]
     assert [rec["observation_spaces"][a]["shape"] for a in env.agents] == [[n] for n in env.observation_sizes]
     assert [rec["action_spaces"][a]["shape"] for a in env.agents] == [[n] for n in env.action_sizes]
-    assert all(rec["action_spaces"][a]["low"] == [-1.0] * n for a, n in zip(env.agents, env.action_sizes, strict=True))
+    low, high = np.asarray(env.env.body.ctrl_range, np.float32).T  # crax's [-1, 1] maps onto the actuators' range
+    for i, agent in enumerate(env.agents):
+        actuators = env.partition.actuators(i)
+        np.testing.assert_allclose(rec["action_spaces"][agent]["low"], low[actuators], err_msg=agent)
+        np.testing.assert_allclose(rec["action_spaces"][agent]["high"], high[actuators], err_msg=agent)
     assert env.global_state_size == rec["state_size"]
     assert float(env.env.suite.constraints[0].threshold[...]) == pytest.approx(rec["threshold"])
 
@@ -54,12 +58,34 @@ def test_agents_spaces_and_threshold_are_safety_gymnasiums(envs, pair):
 def test_observations_on_recorded_states(envs, pair):
     env, rec = envs[pair], record(*pair)
     for case in rec["states"]:
-        data = SimpleNamespace(qpos=jnp.asarray(case["qpos"], jnp.float32), qvel=jnp.asarray(case["qvel"], jnp.float32))
-        rows = np.asarray(env.observe(data))
+        rows = np.asarray(env.gather({name: case[name] for name in SOURCES if name in case}))
         for i, agent in enumerate(env.agents):
             n = env.observation_sizes[i]
             np.testing.assert_allclose(rows[i, :n], case["obs"][agent], rtol=1e-6, atol=1e-5, err_msg=agent)
             assert not rows[i, n:].any()  # the padding
+
+
+HUMANOID_OBS = {"cinert": 45, "cvel": 185, "qfrc_actuator": 269, "cfrc_ext": 292}
+"""Where Gymnasium's Humanoid-v4 observation (the global state) holds each array: after qpos[2:] (22) and qvel (23),
+cinert 14 × 10, cvel 14 × 6, qfrc_actuator 23, cfrc_ext 14 × 6."""
+
+
+def test_humanoid_body_reads_are_the_single_agent_observations(envs):
+    """On a state through MuJoCo's mj_forward, each agent's cinert, cvel, qfrc_actuator and cfrc_ext entries (the
+    last two as mj_rnePostConstraint leaves them, through crax.core.physics.post_constraint) are the entries of
+    the single-agent observation (checked against Safety-Gymnasium's by tests/env/test_safety_velocity.py)."""
+    env = envs[("Humanoid", "9|8")]
+    case = record("Humanoid", "9|8")["states"][1]
+    state = arrange(env, case)
+    rows, full = np.asarray(state.obs), np.asarray(state.info["global_state"])
+    checked = 0
+    for i in range(env.num_agents):
+        for j, r in enumerate(env.partition.reads(i, env.obsk)):
+            if r.array in HUMANOID_OBS:
+                index = r.index if r.array != "qfrc_actuator" else r.index % 23
+                assert rows[i, j] == pytest.approx(full[HUMANOID_OBS[r.array] + index], rel=1e-5, abs=1e-5), (i, r)
+                checked += 1
+    assert checked > 300 and np.abs(rows[:, :]).max() > 0
 
 
 def arrange(env: PartitionedEnv, case: dict[str, Any]) -> State:
@@ -143,12 +169,13 @@ def test_observation_graph_depth_and_padding():
 
 
 def test_bad_input_names_the_choices():
-    with pytest.raises(ValueError, match="valid choices: HalfCheetah, Ant, Hopper, Swimmer, Walker2d; Humanoid 9|8 is not served yet"):
-        make_ma("Humanoid", "9|8")
+    with pytest.raises(ValueError, match="unknown multi-agent scenario 'Reacher'; valid choices: HalfCheetah, Ant, Hopper, "
+                                         "Swimmer, Walker2d, Humanoid"):
+        make_ma("Reacher", "2x1")
     with pytest.raises(ValueError, match="unknown agent_conf '3x2' for HalfCheetah; valid choices: 2x3, 6x1"):
         make_ma("HalfCheetah", "3x2")
     with pytest.raises(ValueError, match="unknown parameter.*wind.*valid parameters: velocity_threshold"):
         make_ma("Swimmer", "2x1", wind=1.0)
     with pytest.raises(ValueError, match="valid ids: SafetyMAHalfCheetah2x3Velocity-v0"):
         make_ma_id("SafetyMAHalfCheetah9Velocity-v0")
-    assert len(ma_ids()) == 8
+    assert len(ma_ids()) == 9 and ma_ids()["SafetyMAHumanoid9-8Velocity-v0"] == ("Humanoid", "9|8")

@@ -7,8 +7,7 @@ shared cost, ``float(v > τ)`` with τ per (scenario, partition) and ``v`` measu
 HalfCheetah, Hopper and Walker2d (running backwards costs too), the signed ``v_x`` for Swimmer.
 The graphs below are MaMuJoCo's (docs/reference/safety_gymnasium_multi_agent.md lists them with their
 oddities: Walker2d's global root x read twice, Hopper's clipped velocities, Swimmer's joint velocities
-paired with the root's slide velocities). Humanoid ``9|8`` is not served yet: its observation reads
-per-body ``cinert``, ``cvel`` and ``cfrc_ext``.
+paired with the root's slide velocities, Humanoid's per-body ``cinert``, ``cvel`` and ``cfrc_ext``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from crax.bodies.safety_locomotion import SafetyGymLocomotion
-from crax.core.partition import Node, Partition, Read, joint
+from crax.core.partition import GLOBAL_CATEGORIES, LOCAL_CATEGORIES, Node, Partition, Read, joint
 from crax.suites.safety_gym.velocity import SafetyVelocity
 
 
@@ -36,9 +35,12 @@ class Scenario:
     thresholds: dict[str, float]
     speed: str
     """``"planar"`` (the norm of the planar velocity), ``"abs_x"`` (|v_x|) or ``"x"`` (v_x)."""
+    local_categories: tuple[tuple[str, ...], ...] = LOCAL_CATEGORIES
+    global_categories: tuple[str, ...] = GLOBAL_CATEGORIES
 
     def partition(self, conf: str) -> Partition:
-        return Partition({n.label: n for n in self.nodes}, self.edges, self.globals, self.parts[conf])
+        return Partition({n.label: n for n in self.nodes}, self.edges, self.globals, self.parts[conf],
+                         self.local_categories, self.global_categories)
 
 
 def _root(label: str, index: int, *, observe_qpos: bool = True, clip_qvel: float | None = None) -> Node:
@@ -51,6 +53,18 @@ _CHEETAH = ("bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot")
 _HOPPER = ("thigh_joint", "leg_joint", "foot_joint")
 _WALKER = ("thigh_joint", "leg_joint", "foot_joint", "thigh_left_joint", "leg_left_joint", "foot_left_joint")
 _ANT = ("hip4", "ankle4", "hip1", "ankle1", "hip2", "ankle2", "hip3", "ankle3")  # actuators 0-7, as Ant-v4's
+_TORSO, _LWAIST, _PELVIS, _R_THIGH, _R_SHIN, _R_FOOT, _L_THIGH, _L_SHIN, _L_FOOT = range(1, 10)
+_R_UPPER_ARM, _R_LOWER_ARM, _L_UPPER_ARM, _L_LOWER_ARM = range(10, 14)
+_HUMANOID = {  # joint: the bodies its body categories read, in actuator (and qpos) order
+    "abdomen_y": (_TORSO, _LWAIST, _PELVIS), "abdomen_z": (_TORSO, _LWAIST, _PELVIS),
+    "abdomen_x": (_PELVIS, _R_THIGH, _L_THIGH), "right_hip_x": (_R_THIGH, _R_SHIN), "right_hip_z": (_R_THIGH, _R_SHIN),
+    "right_hip_y": (_R_THIGH, _R_SHIN), "right_knee": (_R_SHIN, _R_FOOT), "left_hip_x": (_L_THIGH, _L_SHIN),
+    "left_hip_z": (_L_THIGH, _L_SHIN), "left_hip_y": (_L_THIGH, _L_SHIN), "left_knee": (_L_SHIN, _L_FOOT),
+    "right_shoulder1": (_TORSO, _R_UPPER_ARM, _R_LOWER_ARM), "right_shoulder2": (_TORSO, _R_UPPER_ARM, _R_LOWER_ARM),
+    "right_elbow": (_R_LOWER_ARM,), "left_shoulder1": (_TORSO, _L_UPPER_ARM, _L_LOWER_ARM),
+    "left_shoulder2": (_TORSO, _L_UPPER_ARM, _L_LOWER_ARM), "left_elbow": (_L_LOWER_ARM,),
+}
+_ABDOMEN = ("abdomen_x", "abdomen_y", "abdomen_z")
 
 SCENARIOS: dict[str, Scenario] = {
     "HalfCheetah": Scenario(
@@ -96,11 +110,26 @@ SCENARIOS: dict[str, Scenario] = {
         parts={"2x3": (("foot_joint", "leg_joint", "thigh_joint"),
                        ("foot_left_joint", "leg_left_joint", "thigh_left_joint"))},
         thresholds={"2x3": 1.641}, speed="abs_x"),
+    "Humanoid": Scenario(
+        nodes=(*(joint(label, i - 17, i, bodies=bodies) for i, (label, bodies) in enumerate(_HUMANOID.items())),
+               Node("root", tuple(Read("qpos", i) for i in range(2, 7)), tuple(Read("qvel", i) for i in range(6)),
+                    qfrc_actuator=tuple(Read("qfrc_actuator", i) for i in range(6)))),
+        edges=(_ABDOMEN, ("right_hip_x", "right_hip_y", "right_hip_z"), ("left_hip_x", "left_hip_y", "left_hip_z"),
+               ("left_elbow", "left_shoulder1", "left_shoulder2"), ("right_elbow", "right_shoulder1", "right_shoulder2"),
+               ("left_knee", "left_hip_x", "left_hip_y", "left_hip_z"),
+               ("right_knee", "right_hip_x", "right_hip_y", "right_hip_z"),
+               ("left_shoulder1", "left_shoulder2", *_ABDOMEN), ("right_shoulder1", "right_shoulder2", *_ABDOMEN),
+               (*_ABDOMEN, "left_hip_x", "left_hip_y", "left_hip_z"), (*_ABDOMEN, "right_hip_x", "right_hip_y", "right_hip_z")),
+        globals=("root",),
+        parts={"9|8": ((*_ABDOMEN, "right_shoulder1", "right_shoulder2", "right_elbow", "left_shoulder1",
+                        "left_shoulder2", "left_elbow"),
+                       ("right_hip_x", "right_hip_y", "right_hip_z", "right_knee", "left_hip_x", "left_hip_y",
+                        "left_hip_z", "left_knee"))},
+        thresholds={"9|8": 0.58}, speed="planar",
+        local_categories=(("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext"), ("qpos",)),
+        global_categories=("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext")),
 }
-"""The MaMuJoCo scenarios Safety-Gymnasium's ``make_ma`` accepts that crax serves, by scenario name."""
-
-NOT_SERVED = {"Humanoid": ("9|8",)}
-"""Scenarios and partitions ``make_ma`` accepts that crax does not serve yet."""
+"""The MaMuJoCo scenarios Safety-Gymnasium's ``make_ma`` accepts, by scenario name."""
 
 
 class SafetyMultiVelocity(SafetyVelocity):
