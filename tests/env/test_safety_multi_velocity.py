@@ -1,7 +1,7 @@
 """Safety-Gymnasium's Safe Multi-Agent MuJoCo velocity tasks (crax.tasks.multi_agent.make_ma) against data
 recorded from its own ``make_ma`` (tools/safety_gymnasium/sg_multi_velocity_reference.py): every agent's
 spaces, observation on hand-set states (gathered from qpos and qvel, no physics compiled), and rollouts'
-per-agent rewards, costs and observations (HalfCheetah's |v_x| cost forward and backward, Swimmer's signed
+per-agent rewards, costs and observations (HalfCheetah 2x3's |v_x| cost forward and backward, Swimmer's signed
 v_x); the agent axis through the batched training stack."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def arrange(env: PartitionedEnv, case: dict[str, Any]) -> State:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pair", [("HalfCheetah", "2x3"), ("HalfCheetah", "6x1"), ("Swimmer", "2x1")], ids=" ".join)
+@pytest.mark.parametrize("pair", [("HalfCheetah", "2x3"), ("Swimmer", "2x1")], ids=" ".join)  # 6x1's rows: on states
 def test_rollouts_per_agent_reward_cost_and_observation(envs, pair):
     env, rec = envs[pair], record(*pair)
     for name, case in rec["rollouts"].items():
