@@ -197,6 +197,11 @@ class PartitionedEnv(MultiAgentEnv):
                 raise ValueError(f"reading {sorted(self._reads & POST_CONSTRAINT)} needs an env with an mjx_model (a TaskEnv)")
             self._post_constraint = functools.partial(physics.post_constraint, model)
 
+    @property
+    def global_state_size(self) -> int:
+        """The single-agent observation's size (read from the single-agent env's shapes, no trace)."""
+        return int(cast(jax.ShapeDtypeStruct, self.env.state_shapes.obs).shape[-1])
+
     def observe(self, data: Any) -> jax.Array:
         """Every agent's observation row ``(A, o)`` of one env's physics ``data``, zero-padded."""
         fields = self._post_constraint(data) if self._post_constraint is not None else data
