@@ -65,6 +65,13 @@ class MultiAgentEnv(Wrapper):
         """``(A, a)`` bool: the real entries of each agent's action row."""
         return _mask(self.action_sizes)
 
+    @staticmethod
+    def team_state(state: State) -> State:
+        """The single-agent state under an agents' view whose reward and cost every agent shares: the global
+        state as its observation, agent 0's reward and cost (what the view's ``step`` hands the env below)."""
+        info = {k: v for k, v in state.info.items() if k != "global_state"}
+        return state.replace(obs=state.info["global_state"], reward=state.reward[0], cost=state.cost[0], info=info)
+
     def split(self, x: Any, sizes: Sequence[int] | None = None) -> dict[str, Any]:
         """Rows of ``x`` (agent axis first; any axes after the agent's row are kept) as a dict by agent name,
         each cut to its agent's size when ``sizes`` is given (e.g. :attr:`observation_sizes`)."""

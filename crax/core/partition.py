@@ -232,7 +232,6 @@ class PartitionedEnv(MultiAgentEnv):
         if tuple(action.shape) != self.action_shape:
             raise ValueError(f"action has shape {tuple(action.shape)}; expected {self.action_shape} "
                              f"(agents {list(self.agents)}, action entries {self.action_sizes} padded to {self.action_size})")
-        info = {k: v for k, v in state.info.items() if k != "global_state"}
-        inner = state.replace(obs=state.info["global_state"], reward=state.reward[0], cost=state.cost[0], info=info)
+        inner = self.team_state(state)
         body_action = action.reshape(-1)[jnp.asarray(self._action_index)]
         return self._agents_view(self.env.step(inner, body_action))

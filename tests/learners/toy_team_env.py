@@ -32,6 +32,4 @@ class ToyTeamEnv(MultiAgentEnv):
         return self._view(self.env.reset(key))
 
     def step(self, state: State, action: jax.Array) -> State:
-        info = {k: v for k, v in state.info.items() if k != "global_state"}
-        inner = state.replace(obs=state.info["global_state"], reward=state.reward[0], cost=state.cost[0], info=info)
-        return self._view(self.env.step(inner, action[:, 0]))
+        return self._view(self.env.step(self.team_state(state), action[:, 0]))
